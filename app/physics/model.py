@@ -1,0 +1,76 @@
+"""A body and its loads compiled for the kernels: principal frame, packed parameters.
+
+The user's body frame need not be principal (products of inertia are allowed). With the
+principal axes as columns of ``R_P`` (body coordinates), the kernels integrate
+``q_P = q ⊗ q(R_P)`` and ``w_P = R_P^T w``; results are mapped back exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import quaternion as quat
+from .body import Body
+from .loads import Loads
+
+
+@dataclass(frozen=True)
+class Model:
+    """Immutable compiled model. Build with :func:`compile_model`."""
+
+    body: Body
+    loads: Loads
+    moments: np.ndarray       # principal moments, ascending
+    axes: np.ndarray          # R_P: columns are principal axes in body coordinates
+    q_axes: np.ndarray        # quaternion of R_P
+    params: np.ndarray        # see kernels module docstring
+    points: np.ndarray        # (k, 3) principal-frame points of world-fixed forces
+    wforces: np.ndarray       # (k, 3) world-fixed forces
+
+    def to_rows(self, c, v, q, w) -> np.ndarray:
+        """Pack user-frame arrays (batch or single) into (N, 13) principal-frame rows."""
+        c, v, q, w = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (c, v, q, w))
+        rows = np.empty((c.shape[0], 13))
+        rows[:, 0:3] = c
+        rows[:, 3:6] = v
+        rows[:, 6:10] = quat.multiply(q, self.q_axes)
+        rows[:, 10:13] = w @ self.axes  # R_P^T w for each row
+        return rows
+
+    def from_rows(self, rows: np.ndarray):
+        """Unpack (..., 13) principal-frame rows into user-frame (c, v, q, w)."""
+        rows = np.asarray(rows)
+        q = quat.multiply(rows[..., 6:10], quat.conjugate(self.q_axes))
+        w = rows[..., 10:13] @ self.axes.T  # R_P w_P
+        return rows[..., 0:3].copy(), rows[..., 3:6].copy(), q, w
+
+
+def compile_model(body: Body, loads: Loads | None = None) -> Model:
+    """Principal-frame model of ``body`` under ``loads`` (defaults: no loads, no gravity)."""
+    loads = loads or Loads()
+    moments, axes = body.principal()
+    to_p = axes.T  # body coordinates -> principal coordinates
+    params = np.zeros(19)
+    params[0:3] = moments
+    params[3] = body.mass
+    params[4:7] = loads.gravity
+    points, wforces = [], []
+    for t in loads.torques:
+        if t.frame == "body":
+            params[7:10] += to_p @ t.vector
+        else:
+            params[10:13] += t.vector
+    for f in loads.forces:
+        if f.frame == "body":
+            fb, pb = to_p @ f.vector, to_p @ f.point
+            params[7:10] += np.cross(pb, fb)
+            params[13:16] += fb
+        else:
+            params[16:19] += f.vector
+            points.append(to_p @ f.point)
+            wforces.append(f.vector)
+    points_arr = np.array(points, dtype=float).reshape(-1, 3)
+    wforces_arr = np.array(wforces, dtype=float).reshape(-1, 3)
+    return Model(body, loads, moments, axes, quat.from_matrix(axes), params, points_arr, wforces_arr)

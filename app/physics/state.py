@@ -1,0 +1,82 @@
+"""Rigid-body state and trajectory containers (user body frame; see package conventions)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import quaternion as quat
+from .errors import ParameterError
+
+#: a quaternion within this of unit length is normalised silently; further off is an error
+QUATERNION_NORM_SLACK = 1e-6
+
+
+@dataclass(frozen=True)
+class State:
+    """State at time ``t``: ``c``, ``v`` (world), ``q`` (body to world), ``w`` (body frame).
+
+    Arrays are (3,)/(4,) for one body or (N, 3)/(N, 4) for a batch. Frozen and copied on
+    construction, so a published state can be read from any thread.
+    """
+
+    t: float
+    c: np.ndarray
+    v: np.ndarray
+    q: np.ndarray
+    w: np.ndarray
+
+    def __post_init__(self):
+        for name in ("c", "v", "q", "w"):
+            arr = np.array(getattr(self, name), dtype=float)
+            arr.setflags(write=False)
+            object.__setattr__(self, name, arr)
+        object.__setattr__(self, "t", float(self.t))
+
+    @property
+    def batch_shape(self) -> tuple:
+        return self.c.shape[:-1]
+
+    @staticmethod
+    def initial(position=(0, 0, 0), velocity=(0, 0, 0), orientation=(1, 0, 0, 0),
+                angular_velocity=(0, 0, 0), t: float = 0.0) -> "State":
+        """Validated initial state; the quaternion is normalised if within 1e-6 of unit."""
+        c = _finite3("position", position)
+        v = _finite3("velocity", velocity)
+        w = _finite3("angular_velocity", angular_velocity)
+        q = np.asarray(orientation, dtype=float)
+        if q.shape != (4,) or not np.all(np.isfinite(q)):
+            raise ParameterError("orientation", orientation, "be a finite quaternion [w, x, y, z]")
+        n = np.linalg.norm(q)
+        if abs(n - 1.0) > QUATERNION_NORM_SLACK:
+            raise ParameterError("orientation", orientation, "be a unit quaternion (|q| within 1e-6 of 1)")
+        return State(t, c, v, q / n, w)
+
+
+def _finite3(name, value) -> np.ndarray:
+    a = np.asarray(value, dtype=float)
+    if a.shape != (3,) or not np.all(np.isfinite(a)):
+        raise ParameterError(name, value, "be 3 finite numbers")
+    return a
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """Samples of a run: ``t`` (n,), ``c``, ``v``, ``w`` (n, [N,] 3), ``q`` (n, [N,] 4)."""
+
+    t: np.ndarray
+    c: np.ndarray
+    v: np.ndarray
+    q: np.ndarray
+    w: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    def state(self, k: int) -> State:
+        """The k-th sample as a :class:`State`."""
+        return State(self.t[k], self.c[k], self.v[k], self.q[k], self.w[k])
+
+    def rotation_matrices(self) -> np.ndarray:
+        return quat.to_matrix(self.q)
