@@ -1,0 +1,117 @@
+"""Diagnostics of a trajectory: momenta, energies, their drifts, and the flip events.
+
+Definitions follow the package conventions: p = m v, L = R(q) I w (world, about the
+centre of mass), T = 1/2 m |v|^2 + 1/2 w.I w, V = -m g.c, E = T + V.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import quaternion as quat
+from .body import Body
+
+
+def momentum(body: Body, v: np.ndarray) -> np.ndarray:
+    """Linear momentum p = m v (world)."""
+    return body.mass * np.asarray(v)
+
+
+def angular_momentum(body: Body, q: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """World-frame angular momentum about the centre of mass, L = R(q) I w."""
+    return quat.rotate(q, np.asarray(w) @ body.inertia.T)
+
+
+def kinetic_energy(body: Body, v: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """T = 1/2 m |v|^2 + 1/2 w . I w."""
+    v = np.asarray(v)
+    w = np.asarray(w)
+    return 0.5 * body.mass * np.sum(v * v, axis=-1) + 0.5 * np.sum(w * (w @ body.inertia.T), axis=-1)
+
+
+def rotational_energy(body: Body, w: np.ndarray) -> np.ndarray:
+    """1/2 w . I w (the part the flip exchanges between axes, but conserves)."""
+    w = np.asarray(w)
+    return 0.5 * np.sum(w * (w @ body.inertia.T), axis=-1)
+
+
+def potential_energy(body: Body, gravity: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """V = -m g . c."""
+    return -body.mass * np.asarray(c) @ np.asarray(gravity)
+
+
+def relative_drift(x: np.ndarray) -> np.ndarray:
+    """(x - x0) / |x0| along the first axis, absolute where x0 is zero.
+
+    Vector quantities use the norm of the difference over the norm of x0.
+    """
+    x = np.asarray(x, dtype=float)
+    d = x - x[0]
+    if x.ndim > 1 and x.shape[-1] == 3:
+        d = np.linalg.norm(d, axis=-1)
+        scale = np.linalg.norm(x[0], axis=-1)
+    else:
+        scale = np.abs(x[0])
+    return d / np.where(scale > 0, scale, 1.0)
+
+
+@dataclass(frozen=True)
+class Diagnostics:
+    """Derived series of a trajectory (all arrays indexed like its time axis)."""
+
+    t: np.ndarray
+    p: np.ndarray
+    L: np.ndarray
+    T: np.ndarray
+    V: np.ndarray
+    E: np.ndarray
+
+    @property
+    def E_drift(self) -> np.ndarray:
+        return relative_drift(self.E)
+
+    @property
+    def L_norm_drift(self) -> np.ndarray:
+        n = np.linalg.norm(self.L, axis=-1)
+        return relative_drift(n)
+
+    @property
+    def L_drift(self) -> np.ndarray:
+        return relative_drift(self.L)
+
+
+def diagnose(body: Body, gravity, traj) -> Diagnostics:
+    """All the derived series of a :class:`~app.physics.state.Trajectory`."""
+    T = kinetic_energy(body, traj.v, traj.w)
+    V = potential_energy(body, gravity, traj.c)
+    return Diagnostics(traj.t, momentum(body, traj.v), angular_momentum(body, traj.q, traj.w), T, V, T + V)
+
+
+def intermediate_component(body: Body, w: np.ndarray) -> np.ndarray:
+    """Component of body-frame omega along the intermediate principal axis."""
+    return np.asarray(w) @ body.intermediate_axis
+
+
+def flip_times(body: Body, t: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Times at which the intermediate-axis component of omega reverses sign.
+
+    Located by linear interpolation between samples; exact zeros count once. Returns an
+    empty array for a body with a degenerate intermediate moment (no intermediate axis).
+    """
+    moments = body.principal()[0]
+    spread = moments[2] - moments[0]
+    if spread <= 0 or min(moments[1] - moments[0], moments[2] - moments[1]) <= 1e-12 * spread:
+        return np.empty(0)
+    s = intermediate_component(body, w)
+    t = np.asarray(t)
+    sign = np.sign(s)
+    # carry the previous sign through exact zeros
+    for k in range(1, len(sign)):
+        if sign[k] == 0:
+            sign[k] = sign[k - 1]
+    idx = np.nonzero(sign[1:] * sign[:-1] < 0)[0]
+    s0, s1 = s[idx], s[idx + 1]
+    frac = np.where(s1 != s0, s0 / (s0 - s1), 0.0)
+    return t[idx] + frac * (t[idx + 1] - t[idx])

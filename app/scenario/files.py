@@ -1,0 +1,72 @@
+"""Scenario files: presets shipped in ``resources/scenarios``, TOML parsing and writing."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+import tomli_w
+
+from ..atomic import write_text
+from ..physics.errors import ParameterError
+from .schema import Scenario, from_dict, to_dict
+
+PRESETS_DIR = Path(__file__).resolve().parents[2] / "resources" / "scenarios"
+
+
+def preset_names() -> list[str]:
+    """Names of the shipped presets, sorted."""
+    return sorted(p.stem for p in PRESETS_DIR.glob("*.toml"))
+
+
+def presets() -> list[tuple[str, str]]:
+    """(name, one-line description) of every preset."""
+    return [(name, load(name).description) for name in preset_names()]
+
+
+def resolve(name_or_path) -> Path:
+    """Path of a preset name or an existing TOML file; raises :class:`ParameterError`."""
+    text = str(name_or_path)
+    candidate = PRESETS_DIR / f"{text}.toml"
+    if "/" not in text and not text.endswith(".toml") and candidate.is_file():
+        return candidate
+    path = Path(text)
+    if path.is_file():
+        return path
+    raise ParameterError(
+        "scenario", text, "be a preset name (" + ", ".join(preset_names()) + ") or an existing TOML file"
+    )
+
+
+def loads_toml(text: str, default_name: str = "untitled", source: str = "scenario") -> Scenario:
+    """Scenario from TOML text."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ParameterError(source, str(err).splitlines()[0], "be valid TOML") from None
+    return from_dict(data, default_name)
+
+
+def load(name_or_path) -> Scenario:
+    """Scenario from a preset name or a TOML path."""
+    path = resolve(name_or_path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ParameterError("scenario", str(path), f"be a readable UTF-8 file ({err.__class__.__name__})") from None
+    return loads_toml(text, default_name=path.stem, source=str(path))
+
+
+def dumps(scenario: Scenario) -> str:
+    """TOML text of a scenario."""
+    return tomli_w.dumps(to_dict(scenario))
+
+
+def save(scenario: Scenario, path) -> None:
+    """Write a scenario as TOML, atomically."""
+    write_text(path, dumps(scenario))
