@@ -1,0 +1,7 @@
+"""``python -m app``: the same entry point as the ``tumble`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

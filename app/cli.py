@@ -1,0 +1,383 @@
+"""Command line: argument parsing, exit codes and one-line errors for every subcommand.
+
+Exit status: 0 success, 2 bad input (one line on stderr naming the field, the value and
+the rule), 1 a run that failed on its own (divergence, a disk that filled up).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+CSV_COLUMNS = ("t", "cx", "cy", "cz", "vx", "vy", "vz", "qw", "qx", "qy", "qz",
+               "wx", "wy", "wz", "Lx", "Ly", "Lz", "T", "V", "E")
+
+
+class UsageError(Exception):
+    """Bad command-line input; the message is the whole line printed."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports errors on one line and exits 2."""
+
+    def error(self, message):  # noqa: D401 - argparse API
+        # "argument --dt: --dt must be ..." -> "--dt must be ..."
+        head, sep, rest = message.partition(": ")
+        if head.startswith("argument ") and sep and rest.startswith(head[len("argument "):].split("/")[0]):
+            message = rest
+        raise UsageError(message if rest.startswith("-") and sep else f"{self.prog}: {message}")
+
+
+def _positive(name):
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number > 0, got {text!r}") from None
+        if not math.isfinite(value) or value <= 0:
+            raise argparse.ArgumentTypeError(f"{name} must be a finite number > 0, got {text}")
+        return value
+    return parse
+
+
+def _nonnegative(name):
+    def parse(text):
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a number >= 0, got {text!r}") from None
+        if not math.isfinite(value) or value < 0:
+            raise argparse.ArgumentTypeError(f"{name} must be a finite number >= 0, got {text}")
+        return value
+    return parse
+
+
+def _integrator(text):
+    from .physics.integrators import INTEGRATORS
+
+    if text not in INTEGRATORS:
+        raise argparse.ArgumentTypeError(f"--integrator must be one of {', '.join(INTEGRATORS)}, got {text!r}")
+    return text
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="tumble", description="Free rigid-body rotation: watch it, measure it, export it.")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    s = sub.add_parser("simulate", help="simulate a scenario headless and write its trajectory")
+    s.add_argument("scenario", help="preset name or TOML file")
+    s.add_argument("--integrator", type=_integrator)
+    s.add_argument("--dt", type=_positive("--dt"), help="step (s); for dop853 the largest step")
+    s.add_argument("--duration", type=_positive("--duration"), help="simulated time (s)")
+    s.add_argument("--sample", type=_positive("--sample"), help="output interval (s), default dt")
+    s.add_argument("--out", required=True, help="FILE.csv or FILE.npz")
+
+    sub.add_parser("presets", help="list the shipped presets")
+
+    i = sub.add_parser("inspect", help="print the body's mass properties and predictions")
+    i.add_argument("scenario")
+    i.add_argument("--json", action="store_true", help="one JSON object")
+
+    b = sub.add_parser("bench", help="accuracy/speed table against exact solutions, or the GUI frame rate")
+    b.add_argument("scenarios", nargs="*", help="presets or TOML files (default: boxes-simple boxes-complex)")
+    b.add_argument("--integrators", nargs="+", type=_integrator, metavar="NAME")
+    b.add_argument("--dt", nargs="+", type=_positive("--dt"), metavar="S",
+                   help="steps to test (default 0.01 0.005 0.0025 0.001)")
+    b.add_argument("--json", action="store_true", help="print rows as a JSON list (or the GUI figures)")
+    b.add_argument("--out", help="folder for bench.csv and the work-precision plot")
+    b.add_argument("--gui", action="store_true", help="measure the real window instead")
+    b.add_argument("--seconds", type=_positive("--seconds"), default=60.0, help="GUI bench length (s)")
+    b.add_argument("--speed", type=_positive("--speed"), default=1.0, help="GUI bench playback speed")
+
+    g = sub.add_parser("gui", help="open the app window")
+    g.add_argument("scenario", nargs="?")
+    g.add_argument("--paused", action="store_true")
+    g.add_argument("--view", default="main")
+    g.add_argument("--screenshot", metavar="FILE", help="save a PNG of the window and exit")
+    g.add_argument("--quit-after", type=_nonnegative("--quit-after"), metavar="S",
+                   help="seconds of wall time before the screenshot/exit")
+    return p
+
+
+# ------------------------------------------------------------------ helpers
+
+
+class ProgressBar:
+    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
+
+    def __init__(self, label: str, stream=None):
+        self.stream = stream or sys.stderr
+        self.label = label
+        self.enabled = self.stream.isatty()
+
+    def __call__(self, fraction: float, note: str = "") -> None:
+        if not self.enabled:
+            return
+        width = 30
+        full = int(round(width * min(max(fraction, 0.0), 1.0)))
+        self.stream.write(f"\r{self.label} [{'#' * full}{'.' * (width - full)}] {100 * fraction:5.1f}% {note[:40]:<40}")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _check_out(path: str, suffixes: tuple[str, ...], flag: str = "--out") -> Path:
+    out = Path(path)
+    if out.suffix.lower() not in suffixes:
+        raise UsageError(f"{flag} must end in {' or '.join(suffixes)}, got {path!r}")
+    folder = out.parent if str(out.parent) else Path(".")
+    if not folder.is_dir():
+        raise UsageError(f"{flag} must be in an existing folder, got {path!r}")
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"{flag} must be in a writable folder, got {path!r}")
+    if out.is_dir():
+        raise UsageError(f"{flag} must be a file, not a folder, got {path!r}")
+    return out
+
+
+def _load_scenario(arg):
+    from .scenario import load
+
+    return load(arg)
+
+
+def trajectory_table(scenario, traj) -> dict:
+    """The simulate columns (name -> array) of a trajectory."""
+    import numpy as np
+
+    from .physics import diagnostics
+
+    d = diagnostics.diagnose(scenario.rigid_body, scenario.gravity, traj)
+    cols = [traj.t[:, None], traj.c, traj.v, traj.q, traj.w, d.L, d.T[:, None], d.V[:, None], d.E[:, None]]
+    data = np.hstack(cols)
+    return {name: data[:, k] for k, name in enumerate(CSV_COLUMNS)}
+
+
+def write_table(path: Path, table: dict) -> None:
+    """CSV (header + %.17g rows) or NPZ, atomically."""
+    import numpy as np
+
+    from .atomic import atomic_path
+
+    with atomic_path(path) as tmp:
+        if path.suffix.lower() == ".npz":
+            with open(tmp, "wb") as fh:
+                np.savez(fh, **table)
+        else:
+            data = np.column_stack([table[k] for k in table])
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(",".join(table) + "\n")
+                np.savetxt(fh, data, delimiter=",", fmt="%.17g")
+
+
+# ------------------------------------------------------------------ commands
+
+
+def cmd_simulate(args) -> int:
+    import numpy as np
+
+    from .physics import diagnostics
+    from .physics.analysis import predicted_flip_period
+    from .physics.integrators import simulate
+    from .scenario import SolverSpec
+
+    out = _check_out(args.out, (".csv", ".npz"))
+    sc = _load_scenario(args.scenario)
+    solver = sc.solver
+    changes = {k: getattr(args, k) for k in ("integrator", "dt", "duration") if getattr(args, k) is not None}
+    if changes:
+        if "dt" in changes and changes["dt"] > changes.get("duration", solver.duration):
+            raise UsageError(f"--dt must be <= the duration ({changes.get('duration', solver.duration):g} s), got {changes['dt']:g}")
+        sc = sc.replace(solver=SolverSpec(**{**solver.__dict__, **changes}))
+    if args.sample is not None and args.sample > sc.solver.duration:
+        raise UsageError(f"--sample must be <= the duration ({sc.solver.duration:g} s), got {args.sample:g}")
+    bar = ProgressBar("simulate")
+    traj = simulate(sc.model, sc.initial_state, sc.solver.integrator, sc.solver.dt, sc.solver.duration,
+                    sample=args.sample, rtol=sc.solver.rtol, atol=sc.solver.atol, progress=bar)
+    bar.close()
+    table = trajectory_table(sc, traj)
+    write_table(out, table)
+    d = diagnostics.diagnose(sc.rigid_body, sc.gravity, traj)
+    flips = diagnostics.flip_times(sc.rigid_body, traj.t, traj.w)
+    period = predicted_flip_period(sc.rigid_body, sc.angular_velocity)
+    print(f"{sc.name}: {sc.solver.integrator}, dt = {sc.solver.dt:g} s, {sc.solver.duration:g} s simulated, {len(traj)} samples")
+    print("| quantity | value |")
+    print("|---|---|")
+    print(f"| flips (intermediate-axis reversals) | {len(flips)} |")
+    print(f"| predicted flip period (s) | {'-' if period is None else f'{period:.6f}'} |")
+    print(f"| observed mean flip period (s) | {np.mean(np.diff(flips)):.6f} |" if len(flips) > 1 else "| observed mean flip period (s) | - |")
+    print(f"| max relative energy drift | {np.max(np.abs(d.E_drift)):.3e} |")
+    print(f"| max relative world-L drift | {np.max(d.L_drift):.3e} |")
+    print(f"| max relative |L| drift | {np.max(np.abs(d.L_norm_drift)):.3e} |")
+    print(f"wrote {out}")
+    return EXIT_OK
+
+
+def cmd_presets(args) -> int:
+    from .scenario import presets
+
+    rows = presets()
+    width = max(len(n) for n, _ in rows)
+    for name, desc in rows:
+        print(f"{name:<{width}}  {desc}")
+    return EXIT_OK
+
+
+def inspect_dict(sc) -> dict:
+    """The body report of ``tumble inspect`` (JSON-ready)."""
+    import numpy as np
+
+    from .physics import diagnostics
+    from .physics.analysis import predicted_flip_period
+
+    body = sc.rigid_body
+    moments, axes = body.principal()
+    s0 = sc.initial_state
+    L0 = diagnostics.angular_momentum(body, s0.q, s0.w)
+    E0 = float(diagnostics.kinetic_energy(body, s0.v, s0.w) + diagnostics.potential_energy(body, sc.gravity, s0.c))
+    return {
+        "name": sc.name,
+        "shape": body.shape,
+        "mass": body.mass,
+        "inertia": body.inertia.tolist(),
+        "principal_moments": moments.tolist(),
+        "principal_axes": axes.T.tolist(),
+        "intermediate_axis": axes[:, 1].tolist(),
+        "center_of_mass": np.asarray(body.center_of_mass).tolist(),
+        "L0": L0.tolist(),
+        "E0": E0,
+        "flip_period": predicted_flip_period(body, sc.angular_velocity),
+    }
+
+
+def cmd_inspect(args) -> int:
+    sc = _load_scenario(args.scenario)
+    info = inspect_dict(sc)
+    if args.json:
+        print(json.dumps(info))
+        return EXIT_OK
+
+    def vec(v):
+        return "[" + ", ".join(f"{x: .6g}" for x in v) + "]"
+
+    print(f"{sc.name} ({info['shape']})")
+    print(f"  mass               {info['mass']:.6g} kg")
+    print("  inertia (kg m^2)   " + "\n                     ".join(vec(r) for r in info["inertia"]))
+    print(f"  principal moments  {vec(info['principal_moments'])} kg m^2 (ascending)")
+    for k, (m, a) in enumerate(zip(info["principal_moments"], info["principal_axes"])):
+        tag = "  <- intermediate (unstable)" if k == 1 else ""
+        print(f"  axis {k + 1}             {vec(a)} (I = {m:.6g}){tag}")
+    print(f"  centre of mass     {vec(info['center_of_mass'])} m")
+    print(f"  L0 (world)         {vec(info['L0'])} kg m^2/s")
+    print(f"  E0                 {info['E0']:.9g} J")
+    fp = info["flip_period"]
+    print(f"  flip period        {'none (no flip)' if fp is None else f'{fp:.9g} s'}")
+    return EXIT_OK
+
+
+DEFAULT_BENCH = ["boxes-simple", "boxes-complex"]
+DEFAULT_BENCH_DT = [0.01, 0.005, 0.0025, 0.001]
+
+
+def cmd_bench(args) -> int:
+    if args.gui:
+        from .gui.bench import run_gui_bench
+
+        fig = run_gui_bench(seconds=args.seconds, speed=args.speed)
+        if args.json:
+            print(json.dumps(fig))
+        else:
+            print(f"fps {fig['fps']:.1f}, real-time factor {fig['realtime_factor']:.3f}, "
+                  f"first frame {fig['startup_s']:.2f} s, memory growth {fig['memory_growth_mb']:.1f} MB")
+        return EXIT_OK
+    from .simulation.benchmark import markdown_table, run_bench
+
+    out_dir = None
+    if args.out:
+        out_dir = Path(args.out)
+        if out_dir.exists() and not out_dir.is_dir():
+            raise UsageError(f"--out must be a folder, got {args.out!r}")
+        parent = out_dir if out_dir.exists() else (out_dir.parent if str(out_dir.parent) else Path("."))
+        if not parent.is_dir() or not os.access(parent, os.W_OK):
+            raise UsageError(f"--out must be a writable folder, got {args.out!r}")
+    scenarios = [_load_scenario(s) for s in (args.scenarios or DEFAULT_BENCH)]
+    bar = ProgressBar("bench")
+    rows = run_bench(scenarios, args.integrators, args.dt or DEFAULT_BENCH_DT, progress=bar)
+    bar.close()
+    if args.json:
+        print(json.dumps(rows, allow_nan=True))
+    else:
+        print(markdown_table(rows))
+    if out_dir is not None:
+        from .simulation.bench_output import write_bench_outputs
+
+        out_dir.mkdir(parents=True, exist_ok=True)
+        paths = write_bench_outputs(rows, out_dir)
+        print("wrote " + ", ".join(str(p) for p in paths), file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_gui(args) -> int:
+    from .gui.launch import run_gui
+
+    if args.quit_after is not None and args.screenshot is None:
+        pass  # --quit-after alone: run that long, then exit
+    return run_gui(args.scenario, paused=args.paused, view=args.view, screenshot=args.screenshot,
+                   quit_after=args.quit_after)
+
+
+COMMANDS = {
+    "simulate": cmd_simulate,
+    "presets": cmd_presets,
+    "inspect": cmd_inspect,
+    "bench": cmd_bench,
+    "gui": cmd_gui,
+}
+
+
+def main(argv=None) -> int:
+    """Entry point of ``tumble`` and ``python -m app``; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    from .physics.errors import DivergenceError, ParameterError
+
+    try:
+        if not argv:
+            argv = ["gui"]
+        args = build_parser().parse_args(argv)
+        if args.command is None:
+            args = build_parser().parse_args(["gui"])
+        return COMMANDS[args.command](args)
+    except UsageError as err:
+        print(f"tumble: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except ParameterError as err:
+        print(f"tumble: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except DivergenceError as err:
+        print(f"tumble: {err}", file=sys.stderr)
+        return EXIT_FAILED
+    except OSError as err:
+        print(f"tumble: error: {err.strerror or err} ({getattr(err, 'filename', '') or ''})", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        print("tumble: interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:  # a bug of ours: still one line, the traceback on request
+        if os.environ.get("TUMBLE_DEBUG"):
+            raise
+        print(f"tumble: internal error: {err.__class__.__name__}: {err} (set TUMBLE_DEBUG=1 for the traceback)",
+              file=sys.stderr)
+        return EXIT_FAILED
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Export: movies, GIFs, frame sequences and data, re-simulated offscreen."""

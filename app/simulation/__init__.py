@@ -1,0 +1,1 @@
+"""The simulation layer: the stepping loop, pacing, bounded history, the worker thread, benchmarks."""

@@ -1,0 +1,177 @@
+"""Accuracy and speed benchmark of the integrators against exact references.
+
+For each scenario, integrator and dt: max and RMS error of the centre-of-mass position and
+velocity, of the orientation (angle of q_num^-1 q_ref) and of omega, as Gazebo's "Boxes"
+benchmark reports them; the largest relative drift of E, of |L| and of the world L; and
+speed (wall seconds per simulated second, steps per second, body-steps per second over a
+batch). The reference is the closed-form torque-free solution where it applies, else
+DOP853 at tight tolerance; the ``exact`` row itself is checked against that DOP853 run, so
+no row is compared with itself.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..physics import diagnostics, quaternion as quat
+from ..physics.errors import DivergenceError
+from ..physics.integrators import INTEGRATORS, check_exact_applies, simulate
+from ..physics.errors import ParameterError
+from ..physics.state import State
+from ..scenario import Scenario
+
+#: error samples are taken at this interval (or every step if dt is larger)
+ERROR_SAMPLE = 0.01
+#: the independent high-accuracy run (reference for torqued scenarios and for `exact`)
+REFERENCE_RTOL = 1e-13
+REFERENCE_ATOL = 1e-15
+#: bodies in the batched speed measurement
+BATCH_BODIES = 1000
+#: timing repeats (best of) for the single-body measurement
+TIMING_REPEATS = 3
+
+COLUMNS = (
+    "scenario", "integrator", "dt", "pos_err_max", "pos_err_rms", "vel_err_max", "vel_err_rms",
+    "angle_err_max", "angle_err_rms", "omega_err_max", "omega_err_rms", "E_drift_max",
+    "L_drift_max", "Lnorm_drift_max", "wall_per_sim_s", "steps_per_s", "batch_body_steps_per_s",
+)
+
+
+@dataclass
+class _Reference:
+    t: np.ndarray
+    c: np.ndarray
+    v: np.ndarray
+    q: np.ndarray
+    w: np.ndarray
+
+
+def _sample_for(dt: float, duration: float) -> float:
+    every = max(1, round(ERROR_SAMPLE / dt))
+    return min(every * dt, duration)
+
+
+def _errors(traj, ref) -> dict:
+    def mx_rms(e):
+        return float(np.max(e)), float(np.sqrt(np.mean(e * e)))
+
+    pos = np.linalg.norm(traj.c - ref.c, axis=-1)
+    vel = np.linalg.norm(traj.v - ref.v, axis=-1)
+    ang = quat.angle_between(traj.q, ref.q)
+    om = np.linalg.norm(traj.w - ref.w, axis=-1)
+    out = {}
+    for key, e in (("pos", pos), ("vel", vel), ("angle", ang), ("omega", om)):
+        out[f"{key}_err_max"], out[f"{key}_err_rms"] = mx_rms(e)
+    return out
+
+
+def _drifts(scenario: Scenario, traj) -> dict:
+    d = diagnostics.diagnose(scenario.rigid_body, scenario.gravity, traj)
+    return {
+        "E_drift_max": float(np.max(np.abs(d.E_drift))),
+        "L_drift_max": float(np.max(d.L_drift)),
+        "Lnorm_drift_max": float(np.max(np.abs(d.L_norm_drift))),
+    }
+
+
+def _timed(fn) -> float:
+    best = math.inf
+    for _ in range(TIMING_REPEATS):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def run_bench(
+    scenarios: list[Scenario],
+    integrators: list[str] | None = None,
+    dts: list[float] | None = None,
+    progress: Callable[[float, str], None] | None = None,
+) -> list[dict]:
+    """One row per (scenario, integrator, dt); keys are :data:`COLUMNS`.
+
+    A row whose run diverges or does not apply has NaN figures and an ``error`` key.
+    """
+    integrators = list(integrators or INTEGRATORS)
+    rows = []
+    total = len(scenarios) * len(integrators) * len(dts or [None])
+    done = 0
+    for sc in scenarios:
+        duration = sc.solver.duration
+        model = sc.model
+        state0 = sc.initial_state
+        exact_ok = True
+        try:
+            check_exact_applies(model)
+        except ParameterError:
+            exact_ok = False
+        for dt in dts or [sc.solver.dt]:
+            if dt > duration:
+                raise ParameterError("--dt", dt, f"be <= the scenario's duration ({duration:g} s)")
+            sample = _sample_for(dt, duration)
+            refs = {}
+
+            def reference(kind):
+                if kind not in refs:
+                    integ = "exact" if kind == "exact" else "dop853"
+                    refs[kind] = simulate(model, state0, integ, min(dt, 0.01), duration, sample=sample,
+                                          rtol=REFERENCE_RTOL, atol=REFERENCE_ATOL)
+                return refs[kind]
+
+            for name in integrators:
+                row = {"scenario": sc.name, "integrator": name, "dt": dt}
+                try:
+                    if name == "exact" and not exact_ok:
+                        raise ParameterError("integrator", "exact", "be used only without applied torques or forces")
+                    traj = simulate(model, state0, name, dt, duration, sample=sample)
+                    ref = reference("exact" if exact_ok and name != "exact" else "dop853")
+                    row.update(_errors(traj, ref))
+                    row.update(_drifts(sc, traj))
+                    wall = _timed(lambda: simulate(model, state0, name, dt, duration, sample=duration))
+                    n_steps = math.ceil(duration / dt * (1 - 1e-9))
+                    row["wall_per_sim_s"] = wall / duration
+                    row["steps_per_s"] = n_steps / wall
+                    batch_t = min(duration, max(100 * dt, 0.1)) if name not in ("dop853", "exact") else min(duration, max(10 * dt, 0.01))
+                    batch_steps = max(1, math.ceil(batch_t / dt * (1 - 1e-9)))
+                    rng = np.random.default_rng(0)
+                    wb = state0.w + 1e-3 * np.linalg.norm(state0.w) * rng.standard_normal((BATCH_BODIES, 3))
+                    batch0 = State(state0.t, np.tile(state0.c, (BATCH_BODIES, 1)), np.tile(state0.v, (BATCH_BODIES, 1)),
+                                   np.tile(state0.q, (BATCH_BODIES, 1)), wb)
+                    simulate(model, batch0, name, dt, batch_t, sample=batch_t)  # warm-up
+                    bwall = _timed(lambda: simulate(model, batch0, name, dt, batch_t, sample=batch_t))
+                    row["batch_body_steps_per_s"] = BATCH_BODIES * batch_steps / bwall
+                except (DivergenceError, ParameterError) as err:
+                    for key in COLUMNS[3:]:
+                        row.setdefault(key, math.nan)
+                    row["error"] = str(err)
+                rows.append(row)
+                done += 1
+                if progress:
+                    progress(done / total, f"{sc.name} {name} dt={dt:g}")
+    return rows
+
+
+def markdown_table(rows: list[dict]) -> str:
+    """The rows as a Markdown table (figures to 2-3 significant digits)."""
+    head = ["scenario", "integrator", "dt", "pos max", "pos rms", "vel max", "vel rms", "angle max (rad)",
+            "angle rms", "omega max", "omega rms", "E drift", "L drift", "|L| drift", "wall s/sim s",
+            "steps/s", "batch body-steps/s"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [r["scenario"], r["integrator"], f"{r['dt']:g}"]
+        for key in COLUMNS[3:]:
+            val = r.get(key, math.nan)
+            if key in ("steps_per_s", "batch_body_steps_per_s"):
+                cells.append("-" if not math.isfinite(val) else f"{val:.3g}")
+            else:
+                cells.append("-" if not math.isfinite(val) else f"{val:.2e}")
+        if "error" in r:
+            cells[3] = "n/a: " + r["error"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
