@@ -19,7 +19,7 @@ from app.physics.state import State
 from app.scenario import load
 
 EPS = np.finfo(float).eps
-FIXED = ["euler", "semi-implicit-euler", "rk4", "midpoint", "splitting", "splitting4"]
+FIXED = ["euler", "semi-implicit-euler", "rk4", "midpoint", "splitting", "splitting4", "rotmat-euler", "lie-rk4"]
 
 
 def generic_body():

@@ -28,6 +28,8 @@ INTEGRATORS = (
     "splitting4",
     "dop853",
     "exact",
+    "rotmat-euler",
+    "lie-rk4",
 )
 #: one-line descriptions for menus and ``--help``
 DESCRIPTIONS = {
@@ -39,9 +41,16 @@ DESCRIPTIONS = {
     "splitting4": "Yoshida composition of the splitting, 4th order",
     "dop853": "adaptive Dormand-Prince 8(5,3) via scipy, dt = largest step",
     "exact": "closed-form torque-free solution (Jacobi elliptic functions)",
+    "rotmat-euler": "course-notes Euler on a rotation matrix, re-orthonormalised every k steps",
+    "lie-rk4": "Runge-Kutta-Munthe-Kaas 4 on SO(3), exponential map, no renormalisation",
 }
 #: theoretical order of convergence of each method
-ORDERS = {"euler": 1, "semi-implicit-euler": 1, "rk4": 4, "midpoint": 2, "splitting": 2, "splitting4": 4}
+ORDERS = {"euler": 1, "semi-implicit-euler": 1, "rk4": 4, "midpoint": 2, "splitting": 2, "splitting4": 4,
+          "rotmat-euler": 1, "lie-rk4": 4}
+#: rotmat-euler re-orthonormalisation: schemes by name, and the default (every step, polar)
+REORTHO_SCHEMES = {"polar": kernels.REORTHO_POLAR, "gram-schmidt": kernels.REORTHO_GRAM_SCHMIDT}
+DEFAULT_REORTHO = "polar"
+DEFAULT_REORTHO_EVERY = 1
 #: default tolerances of the adaptive integrator
 DOP853_RTOL = 1e-10
 DOP853_ATOL = 1e-12
@@ -91,10 +100,24 @@ def check_exact_applies(model: Model) -> None:
         )
 
 
+def integrator_options(reorthonormalize: str = DEFAULT_REORTHO, every: int = DEFAULT_REORTHO_EVERY) -> np.ndarray:
+    """Kernel options of ``rotmat-euler``: re-orthonormalise every ``every`` steps (0 or
+    scheme ``"none"``: never) by ``"polar"`` decomposition or ``"gram-schmidt"``."""
+    if reorthonormalize != "none" and reorthonormalize not in REORTHO_SCHEMES:
+        raise ParameterError("reorthonormalize", reorthonormalize, "be one of polar, gram-schmidt, none")
+    if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 0:
+        raise ParameterError("reorthonormalize_every", every, "be a whole number >= 0")
+    if reorthonormalize == "none":
+        return np.array([0.0, 0.0])
+    return np.array([float(every), float(REORTHO_SCHEMES[reorthonormalize])])
+
+
 @dataclass
 class Propagator:
     """Steps a state forward, one call per batch of steps (used by the simulation worker).
 
+    Methods with hidden state (the matrix of ``rotmat-euler``) carry it from one call to the
+    next when the state passed in is the one last returned.
     Thread: any, but one thread per instance (it holds no lock; the worker owns it).
     """
 
@@ -103,18 +126,26 @@ class Propagator:
     dt: float
     rtol: float = DOP853_RTOL
     atol: float = DOP853_ATOL
+    reorthonormalize: str = DEFAULT_REORTHO
+    reorthonormalize_every: int = DEFAULT_REORTHO_EVERY
 
     def __post_init__(self):
         validate_integrator(self.integrator)
         validate_dt(self.dt)
         if self.integrator == "exact":
             check_exact_applies(self.model)
+        self._options = integrator_options(self.reorthonormalize, self.reorthonormalize_every)
+        self._last = None  # (state, rows) of the previous call
 
     def advance(self, state: State, n_steps: int) -> State:
         """The state ``n_steps * dt`` later. Raises :class:`DivergenceError`."""
         times = np.array([0.0, n_steps * self.dt])
-        traj = _run(self.model, state, times, self.integrator, self.dt, self.rtol, self.atol)
-        return traj.state(-1)
+        rows0 = self._last[1] if self._last is not None and self._last[0] is state else None
+        traj, rows = _run(self.model, state, times, self.integrator, self.dt, self.rtol, self.atol,
+                          options=self._options, rows0=rows0)
+        new = traj.state(-1)
+        self._last = (new, rows)
+        return new
 
 
 def sample_times(duration: float, sample: float) -> np.ndarray:
@@ -138,12 +169,15 @@ def simulate(
     rtol: float = DOP853_RTOL,
     atol: float = DOP853_ATOL,
     progress: Callable[[float], None] | None = None,
+    reorthonormalize: str = DEFAULT_REORTHO,
+    reorthonormalize_every: int = DEFAULT_REORTHO_EVERY,
 ) -> Trajectory:
     """Integrate from ``state0`` for ``duration`` seconds, sampled every ``sample`` (default dt).
 
     ``state0`` may hold one body or a batch (leading axis N); the trajectory arrays then have
     shape (n_samples, N, ...). Fixed-step methods take steps of ``dt`` (an interval that is
     not a whole number of steps is covered by equal steps no larger than dt).
+    ``reorthonormalize``/``reorthonormalize_every`` set ``rotmat-euler``'s scheme.
     """
     model = body_or_model if isinstance(body_or_model, Model) else compile_model(body_or_model, loads)
     validate_integrator(integrator)
@@ -162,34 +196,41 @@ def simulate(
     if not ok or float(sample) > float(duration):
         raise ParameterError("sample", sample, "be a finite number > 0 and <= duration (s)")
     times = sample_times(float(duration), float(sample))
-    return _run(model, state0, times, integrator, float(dt), rtol, atol, progress)
+    options = integrator_options(reorthonormalize, reorthonormalize_every)
+    return _run(model, state0, times, integrator, float(dt), rtol, atol, progress, options)[0]
 
 
-def _run(model, state0, times, integrator, dt, rtol, atol, progress=None) -> Trajectory:
+def _run(model, state0, times, integrator, dt, rtol, atol, progress=None, options=None, rows0=None):
+    """(trajectory, final rows) of a run over ``times`` (relative to state0.t)."""
     single = state0.c.ndim == 1
-    rows0 = model.to_rows(state0.c, state0.v, state0.q, state0.w)
+    width = kernels.ROTMAT_ROW_WIDTH if integrator == "rotmat-euler" else kernels.ROW_WIDTH
+    if rows0 is None:
+        rows0 = model.to_rows(state0.c, state0.v, state0.q, state0.w, width)
+    options = integrator_options() if options is None else options
     if integrator == "exact":
         check_exact_applies(model)
         rows = _run_exact(model, rows0, times)
     elif integrator == "dop853":
         rows = _run_dop853(model, rows0, times, dt, rtol, atol, state0.t)
     else:
-        rows = _run_fixed(model, rows0, times, integrator, dt, state0.t, progress)
+        rows = _run_fixed(model, rows0, times, integrator, dt, state0.t, progress, options)
     c, v, q, w = model.from_rows(rows)
+    matrices = model.matrices_from_rows(rows) if width > kernels.ROW_WIDTH else None
     if single:
         c, v, q, w = c[:, 0], v[:, 0], q[:, 0], w[:, 0]
-    return Trajectory(state0.t + times, c, v, q, w)
+        matrices = None if matrices is None else matrices[:, 0]
+    return Trajectory(state0.t + times, c, v, q, w, matrices), rows[-1].copy()
 
 
 #: how many output samples a kernel call covers at most, so that progress can be reported
 PROGRESS_CHUNK = 2000
 
 
-def _run_fixed(model, rows0, times, integrator, dt, t0, progress) -> np.ndarray:
+def _run_fixed(model, rows0, times, integrator, dt, t0, progress, options) -> np.ndarray:
     method = kernels.METHOD_IDS[integrator]
     order = splitting_order(model.moments)
     n_bodies = rows0.shape[0]
-    out = np.empty((len(times), n_bodies, 13))
+    out = np.empty((len(times), n_bodies, rows0.shape[1]))
     out[0] = rows0
     ys = np.ascontiguousarray(rows0.copy())
     intervals = np.diff(times)
@@ -203,7 +244,7 @@ def _run_fixed(model, rows0, times, integrator, dt, t0, progress) -> np.ndarray:
             j += 1
         block = out[k + 1 : j + 1]
         status, body, step_no = kernels.run(
-            ys, method, h, j - k, n_sub, model.params, model.points, model.wforces, order, block
+            ys, method, h, j - k, n_sub, model.params, model.points, model.wforces, order, block, options
         )
         if status:
             steps_before = int(sum(max(1, math.ceil(iv / dt * (1 - STEP_FIT_SLACK))) for iv in intervals[:k]))

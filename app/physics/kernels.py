@@ -6,7 +6,9 @@ to and from the user's body frame. A state row is 13 numbers::
     y = [cx, cy, cz, vx, vy, vz, qw, qx, qy, qz, wx, wy, wz]
 
 (centre of mass and its velocity in the world frame, body-to-world unit quaternion,
-angular velocity in the principal body frame). ``params`` packs the model::
+angular velocity in the principal body frame). ``rotmat-euler`` rows carry 10 more
+numbers: the rotation matrix it integrates (row-major, y[13:22]) and the steps since its
+last re-orthonormalisation (y[22]); its quaternion is refreshed from that matrix. ``params`` packs the model::
 
     params[0:3]   principal moments I
     params[3]     mass
@@ -24,7 +26,10 @@ explicit and semi-implicit Euler (Dartmouth rigid-body course notes); classic RK
 implicit midpoint (Hairer, Lubich, Wanner, *Geometric Numerical Integration*, IV.2);
 Lie-Poisson splitting into exact rotations about the principal axes (McLachlan 1993,
 "Explicit Lie-Poisson integration and the Euler equations", PRL 71; Dullweber, Leimkuhler,
-McLachlan 1997, J. Chem. Phys. 107) with Yoshida's (1990) triple jump for order four.
+McLachlan 1997, J. Chem. Phys. 107) with Yoshida's (1990) triple jump for order four;
+the rotation-matrix Euler scheme with re-orthonormalisation (Dartmouth course notes;
+Bjorck & Bowie 1971 for the polar factor); Runge-Kutta-Munthe-Kaas of order 4 on SO(3)
+(Munthe-Kaas 1998, BIT 38; Iserles, Munthe-Kaas, Norsett, Zanna 2000, Acta Numerica).
 """
 
 from __future__ import annotations
@@ -42,7 +47,16 @@ METHOD_IDS = {
     "midpoint": MIDPOINT,
     "splitting": SPLITTING,
     "splitting4": SPLITTING4,
+    "rotmat-euler": ROTMAT_EULER,
+    "lie-rk4": LIE_RK4,
 }
+#: row width of each method: rotmat-euler carries its rotation matrix and a step counter
+ROW_WIDTH = 13
+ROTMAT_ROW_WIDTH = 23
+#: re-orthonormalisation schemes of rotmat-euler (``options[1]``)
+REORTHO_POLAR, REORTHO_GRAM_SCHMIDT = 0, 1
+#: polar decomposition by Bjorck-Bowie iteration R <- R (3 I - R^T R) / 2: iterations at most
+POLAR_MAX_ITER = 20
 
 #: |omega| (rad/s) past which a run counts as diverged
 OMEGA_LIMIT = 1e6
@@ -317,7 +331,199 @@ def _step_strang(y, h, params, points, wforces, order, ws, loaded):
 
 
 @njit(cache=True)
-def step(y, method, h, params, points, wforces, order, ws, loaded):
+def _quat_from_rowmajor(r, q):
+    """Unit quaternion of the (nearly orthonormal) row-major matrix r (Shepperd)."""
+    tr = r[0] + r[4] + r[8]
+    if tr >= r[0] and tr >= r[4] and tr >= r[8]:
+        s = 2.0 * math.sqrt(max(1.0 + tr, 1e-300))
+        q[0] = 0.25 * s
+        q[1] = (r[7] - r[5]) / s
+        q[2] = (r[2] - r[6]) / s
+        q[3] = (r[3] - r[1]) / s
+    elif r[0] >= r[4] and r[0] >= r[8]:
+        s = 2.0 * math.sqrt(max(1.0 + r[0] - r[4] - r[8], 1e-300))
+        q[0] = (r[7] - r[5]) / s
+        q[1] = 0.25 * s
+        q[2] = (r[1] + r[3]) / s
+        q[3] = (r[2] + r[6]) / s
+    elif r[4] >= r[8]:
+        s = 2.0 * math.sqrt(max(1.0 + r[4] - r[0] - r[8], 1e-300))
+        q[0] = (r[2] - r[6]) / s
+        q[1] = (r[1] + r[3]) / s
+        q[2] = 0.25 * s
+        q[3] = (r[5] + r[7]) / s
+    else:
+        s = 2.0 * math.sqrt(max(1.0 + r[8] - r[0] - r[4], 1e-300))
+        q[0] = (r[3] - r[1]) / s
+        q[1] = (r[2] + r[6]) / s
+        q[2] = (r[5] + r[7]) / s
+        q[3] = 0.25 * s
+    n = math.sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3])
+    sign = 1.0 if q[0] >= 0 else -1.0
+    for i in range(4):
+        q[i] *= sign / n
+
+
+@njit(cache=True)
+def _reorthonormalize(r, scheme, tmp):
+    """Make the row-major 3x3 matrix r orthonormal in place.
+
+    ``REORTHO_POLAR``: the orthogonal polar factor (closest rotation in Frobenius norm) by
+    the Bjorck-Bowie iteration R <- R (3I - R^T R)/2, run to round-off.
+    ``REORTHO_GRAM_SCHMIDT``: columns orthonormalised in order x, y, then z = x cross y.
+    """
+    if scheme == REORTHO_GRAM_SCHMIDT:
+        # columns c0 = (r0, r3, r6), c1 = (r1, r4, r7)
+        n0 = math.sqrt(r[0] * r[0] + r[3] * r[3] + r[6] * r[6])
+        x0, x1, x2 = r[0] / n0, r[3] / n0, r[6] / n0
+        d = x0 * r[1] + x1 * r[4] + x2 * r[7]
+        y0, y1, y2 = r[1] - d * x0, r[4] - d * x1, r[7] - d * x2
+        n1 = math.sqrt(y0 * y0 + y1 * y1 + y2 * y2)
+        y0, y1, y2 = y0 / n1, y1 / n1, y2 / n1
+        r[0], r[3], r[6] = x0, x1, x2
+        r[1], r[4], r[7] = y0, y1, y2
+        r[2] = x1 * y2 - x2 * y1
+        r[5] = x2 * y0 - x0 * y2
+        r[8] = x0 * y1 - x1 * y0
+        return
+    for _ in range(POLAR_MAX_ITER):
+        # tmp = R^T R
+        err = 0.0
+        for i in range(3):
+            for j in range(3):
+                acc = 0.0
+                for k in range(3):
+                    acc += r[3 * k + i] * r[3 * k + j]
+                tmp[3 * i + j] = acc
+                target = 1.0 if i == j else 0.0
+                if abs(acc - target) > err:
+                    err = abs(acc - target)
+        # R <- R (3I - R^T R) / 2
+        for i in range(3):
+            a0, a1, a2 = r[3 * i], r[3 * i + 1], r[3 * i + 2]
+            for j in range(3):
+                m0 = (3.0 if j == 0 else 0.0) - tmp[j]
+                m1 = (3.0 if j == 1 else 0.0) - tmp[3 + j]
+                m2 = (3.0 if j == 2 else 0.0) - tmp[6 + j]
+                tmp[9 + j] = 0.5 * (a0 * m0 + a1 * m1 + a2 * m2)
+            r[3 * i], r[3 * i + 1], r[3 * i + 2] = tmp[9], tmp[10], tmp[11]
+        if err <= 4.0 * 2.220446049250313e-16:
+            return
+
+
+@njit(cache=True)
+def _step_rotmat_euler(y, h, params, points, wforces, ws, options):
+    """Course-notes scheme: w and v updated explicitly, then c += h v_new and
+    R <- R + h R [w_new]x (body-frame w, i.e. [w_world]x R), re-orthonormalised every
+    ``options[0]`` steps (0: never) by ``options[1]`` (polar or Gram-Schmidt)."""
+    dy = ws[0]
+    deriv(y, params, points, wforces, dy, ws[5])
+    for i in range(3):
+        y[3 + i] += h * dy[3 + i]
+        y[10 + i] += h * dy[10 + i]
+    for i in range(3):
+        y[i] += h * y[3 + i]
+    r = y[13:22]
+    w1, w2, w3 = y[10], y[11], y[12]
+    for i in range(3):
+        a0, a1, a2 = r[3 * i], r[3 * i + 1], r[3 * i + 2]
+        # row i of R [w]x : [a1 w3 - a2 w2, a2 w1 - a0 w3, a0 w2 - a1 w1]
+        r[3 * i] = a0 + h * (a1 * w3 - a2 * w2)
+        r[3 * i + 1] = a1 + h * (a2 * w1 - a0 * w3)
+        r[3 * i + 2] = a2 + h * (a0 * w2 - a1 * w1)
+    y[22] += 1.0
+    every = options[0]
+    if every > 0 and y[22] >= every:
+        _reorthonormalize(r, int(options[1]), ws[7])
+        y[22] = 0.0
+    _quat_from_rowmajor(r, y[6:10])
+
+
+@njit(cache=True)
+def _quat_mul_exp(q0, u, out):
+    """out = q0 ⊗ exp(u): q0 turned by the body-frame rotation vector u."""
+    ang = math.sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2])
+    c = math.cos(0.5 * ang)
+    if ang > 1e-8:
+        f = math.sin(0.5 * ang) / ang
+    else:
+        f = 0.5 - ang * ang / 48.0
+    ew, ex, ey, ez = c, f * u[0], f * u[1], f * u[2]
+    qw, qx, qy, qz = q0[0], q0[1], q0[2], q0[3]
+    out[0] = qw * ew - qx * ex - qy * ey - qz * ez
+    out[1] = qw * ex + qx * ew + qy * ez - qz * ey
+    out[2] = qw * ey - qx * ez + qy * ew + qz * ex
+    out[3] = qw * ez + qx * ey - qy * ex + qz * ew
+
+
+@njit(cache=True)
+def _dexpinv(u, v, out, scale):
+    """out = scale * dexp^{-1}_{-u}(v) = scale * (v + u x v / 2 + u x (u x v) / 12), to order 4.
+
+    With q = q0 ⊗ exp(u) and body angular velocity v, u' = dexp^{-1}_{-u}(v).
+    """
+    c0 = u[1] * v[2] - u[2] * v[1]
+    c1 = u[2] * v[0] - u[0] * v[2]
+    c2 = u[0] * v[1] - u[1] * v[0]
+    d0 = u[1] * c2 - u[2] * c1
+    d1 = u[2] * c0 - u[0] * c2
+    d2 = u[0] * c1 - u[1] * c0
+    out[0] = scale * (v[0] + 0.5 * c0 + d0 / 12.0)
+    out[1] = scale * (v[1] + 0.5 * c1 + d1 / 12.0)
+    out[2] = scale * (v[2] + 0.5 * c2 + d2 / 12.0)
+
+
+@njit(cache=True)
+def _step_lie_rk4(y, h, params, points, wforces, ws):
+    """Runge-Kutta-Munthe-Kaas 4 (classic tableau) on SO(3) x R^9.
+
+    The orientation is q0 ⊗ exp(u) with u from the RK stages in the Lie algebra, so q stays
+    a unit quaternion without renormalisation; c, v, w take the classic RK4 stages.
+    """
+    y0 = ws[0]
+    yi = ws[1]
+    dy = ws[2]
+    ks = ws[3]   # ks[0:3] k1, [3:6] k2, [6:9] k3, [9:12] k4 (Lie-algebra stages)
+    kf = ws[4]   # accumulated 10-vector increments for c, v, w
+    u = ws[6]
+    for i in range(13):
+        y0[i] = y[i]
+        yi[i] = y[i]
+    for i in range(13):
+        kf[i] = 0.0
+    weights = (1.0, 2.0, 2.0, 1.0)
+    for stage in range(4):
+        deriv(yi, params, points, wforces, dy, ws[5])
+        # Lie-algebra stage from this stage's u
+        if stage == 0:
+            for i in range(3):
+                u[i] = 0.0
+        _dexpinv(u, yi[10:13], ks[3 * stage : 3 * stage + 3], h)
+        wgt = weights[stage]
+        for i in range(6):
+            kf[i] += wgt * h * dy[i]
+        for i in range(3):
+            kf[10 + i] += wgt * h * dy[10 + i]
+        if stage < 3:
+            frac = 0.5 if stage < 2 else 1.0
+            for i in range(3):
+                u[i] = frac * ks[3 * stage + i]
+            _quat_mul_exp(y0[6:10], u, yi[6:10])
+            for i in range(6):
+                yi[i] = y0[i] + frac * h * dy[i]
+            for i in range(3):
+                yi[10 + i] = y0[10 + i] + frac * h * dy[10 + i]
+    for i in range(3):
+        u[i] = (ks[i] + 2.0 * ks[3 + i] + 2.0 * ks[6 + i] + ks[9 + i]) / 6.0
+    _quat_mul_exp(y0[6:10], u, y[6:10])
+    for i in range(6):
+        y[i] = y0[i] + kf[i] / 6.0
+    for i in range(3):
+        y[10 + i] = y0[10 + i] + kf[10 + i] / 6.0
+
+
+@njit(cache=True)
+def step(y, method, h, params, points, wforces, order, ws, loaded, options):
     """Advance one state row in place by h. Returns False if an implicit solve failed.
 
     ``ws`` is a (8, 13) workspace owned by the caller; ``loaded`` says whether any load
@@ -337,6 +543,10 @@ def step(y, method, h, params, points, wforces, order, ws, loaded):
         _step_semi_implicit(y, h, params, points, wforces, ws)
     elif method == MIDPOINT:
         return _step_midpoint(y, h, params, points, wforces, ws)
+    elif method == ROTMAT_EULER:
+        _step_rotmat_euler(y, h, params, points, wforces, ws, options)
+    elif method == LIE_RK4:
+        _step_lie_rk4(y, h, params, points, wforces, ws)
     return True
 
 
@@ -350,7 +560,7 @@ def has_loads(params, points):
 
 
 @njit(cache=True)
-def run(ys, method, h, n_out, every, params, points, wforces, order, out):
+def run(ys, method, h, n_out, every, params, points, wforces, order, out, options):
     """Advance N rows ``ys`` (in place) by ``n_out * every`` steps of size h.
 
     After every ``every`` steps row b is copied to ``out[k, b]``. Returns
@@ -369,10 +579,10 @@ def run(ys, method, h, n_out, every, params, points, wforces, order, out):
         for k in range(n_out):
             if not failed:
                 for s in range(every):
-                    ok = step(y, method, h, params, points, wforces, order, ws, loaded)
+                    ok = step(y, method, h, params, points, wforces, order, ws, loaded, options)
                     w2 = y[10] * y[10] + y[11] * y[11] + y[12] * y[12]
                     finite = True
-                    for i in range(13):
+                    for i in range(y.shape[0]):
                         if not math.isfinite(y[i]):
                             finite = False
                     if not ok or not finite or w2 > lim2:
@@ -384,6 +594,6 @@ def run(ys, method, h, n_out, every, params, points, wforces, order, out):
                             fail_status = 2 if (finite and w2 <= lim2) else 1
                         break
             # after a failure the rest of this body's output holds its last state
-            for i in range(13):
+            for i in range(y.shape[0]):
                 out[k, b, i] = y[i]
     return fail_status, fail_body, fail_step

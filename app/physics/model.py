@@ -29,15 +29,26 @@ class Model:
     points: np.ndarray        # (k, 3) principal-frame points of world-fixed forces
     wforces: np.ndarray       # (k, 3) world-fixed forces
 
-    def to_rows(self, c, v, q, w) -> np.ndarray:
-        """Pack user-frame arrays (batch or single) into (N, 13) principal-frame rows."""
+    def to_rows(self, c, v, q, w, width: int = 13) -> np.ndarray:
+        """Pack user-frame arrays (batch or single) into (N, width) principal-frame rows.
+
+        A width of 23 adds the rotation matrix (row-major) and a zero step counter, the
+        layout of ``rotmat-euler``.
+        """
         c, v, q, w = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (c, v, q, w))
-        rows = np.empty((c.shape[0], 13))
+        rows = np.zeros((c.shape[0], width))
         rows[:, 0:3] = c
         rows[:, 3:6] = v
         rows[:, 6:10] = quat.multiply(q, self.q_axes)
         rows[:, 10:13] = w @ self.axes  # R_P^T w for each row
+        if width > 13:
+            rows[:, 13:22] = quat.to_matrix(rows[:, 6:10]).reshape(-1, 9)
         return rows
+
+    def matrices_from_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The integrated rotation matrices (user body frame to world) of 23-wide rows."""
+        r = np.asarray(rows)[..., 13:22].reshape(rows.shape[:-1] + (3, 3))
+        return r @ self.axes.T
 
     def from_rows(self, rows: np.ndarray):
         """Unpack (..., 13) principal-frame rows into user-frame (c, v, q, w)."""

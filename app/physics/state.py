@@ -63,13 +63,18 @@ def _finite3(name, value) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Trajectory:
-    """Samples of a run: ``t`` (n,), ``c``, ``v``, ``w`` (n, [N,] 3), ``q`` (n, [N,] 4)."""
+    """Samples of a run: ``t`` (n,), ``c``, ``v``, ``w`` (n, [N,] 3), ``q`` (n, [N,] 4).
+
+    ``R`` holds the integrated rotation matrices (n, [N,] 3, 3) of methods that integrate a
+    matrix (``rotmat-euler``), so their orthonormality drift can be measured; else None.
+    """
 
     t: np.ndarray
     c: np.ndarray
     v: np.ndarray
     q: np.ndarray
     w: np.ndarray
+    R: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.t)
@@ -79,4 +84,5 @@ class Trajectory:
         return State(self.t[k], self.c[k], self.v[k], self.q[k], self.w[k])
 
     def rotation_matrices(self) -> np.ndarray:
-        return quat.to_matrix(self.q)
+        """The integrated matrices where there are some, else R(q)."""
+        return self.R if self.R is not None else quat.to_matrix(self.q)
