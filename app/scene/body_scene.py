@@ -1,0 +1,258 @@
+"""The 3D scene of the tumbling body, built into any pyvista plotter. GUI thread only.
+
+Works the same in the window's ``QtInteractor`` and in an off-screen ``pv.Plotter`` (the
+export renders frames with it). Meshes are built once per body; every frame only sets
+actor user matrices and moves the trail's points in place, so posing is cheap.
+
+Usage::
+
+    scene = RigidBodyScene(plotter)
+    scene.set_body(scenario.rigid_body, center=scenario.position, w0=scenario.angular_velocity)
+    scene.set_pose(c, q, w_body, L_world, trail_q=q_history)   # each frame
+    plotter.render()
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyvista as pv
+
+from ..physics import quaternion as quat
+from ..physics.body import Body
+from . import meshes
+from .style import (
+    AXIS_HEX,
+    BACKGROUND,
+    BACKGROUND_TOP,
+    GRID_COLOR,
+    L_COLOR,
+    OMEGA_COLOR,
+    TEXT_COLOR,
+    TRAIL_COLOR,
+)
+
+#: arrow lengths, in body radii
+ARROW_LENGTH = 1.7
+#: body axes drawn this far from the centre, in body radii
+AXES_LENGTH = 1.3
+#: the trail's tip sits this far out along the intermediate axis, in body radii
+TRAIL_TIP = 1.15
+#: points in the trail polyline (history samples, newest last)
+TRAIL_POINTS = 600
+#: floor grid: cells each side of the centre, and its depth below the start, in body radii
+GRID_HALF_CELLS = 12
+GRID_DEPTH = 1.8
+#: camera distance from the body at start, in body radii, and the viewing direction
+CAMERA_DISTANCE = 7.0
+CAMERA_DIRECTION = (1.0, -1.35, 0.75)
+
+
+def _pose_matrix(R: np.ndarray, c: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    m = np.eye(4)
+    m[:3, :3] = R * scale
+    m[:3, 3] = c
+    return m
+
+
+def _frame_from_x(direction: np.ndarray) -> np.ndarray:
+    """A rotation whose first column is ``direction`` (unit)."""
+    x = direction
+    helper = np.array([0.0, 0.0, 1.0]) if abs(x[2]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    y = np.cross(helper, x)
+    y /= np.linalg.norm(y)
+    z = np.cross(x, y)
+    return np.column_stack([x, y, z])
+
+
+class RigidBodyScene:
+    """Body, body axes, omega and L arrows, trail, floor grid and a follow camera.
+
+    Parameters
+    ----------
+    plotter
+        Any pyvista plotter (``pyvistaqt.QtInteractor``, ``pv.Plotter(off_screen=True)``).
+    follow
+        Move the camera with the centre of mass (a thrown body stays in view).
+    trail
+        Draw the path of the intermediate axis' tip over the recent history.
+    legend
+        Draw the colour key in a corner.
+
+    Thread: GUI thread (or the export's rendering thread owning an off-screen plotter).
+    """
+
+    def __init__(self, plotter, *, follow: bool = True, trail: bool = True, legend: bool = True):
+        self.plotter = plotter
+        self.follow = follow
+        self._trail_on = trail
+        self._legend_on = legend
+        self._actors: dict = {}
+        self.body: Body | None = None
+        self.radius = 1.0
+        self._focus = np.zeros(3)
+        self._omega_ref = 1.0
+        self._grid_origin = np.zeros(3)
+        self._arrow = meshes.unit_arrow()
+        plotter.set_background(BACKGROUND, top=BACKGROUND_TOP)
+
+    # ------------------------------------------------------------------ building
+
+    def set_body(self, body: Body, center=(0.0, 0.0, 0.0), w0=None, reset_camera: bool = True) -> None:
+        """(Re)build every actor for ``body``; ``center`` is where the run starts (world)."""
+        self.clear()
+        self.body = body
+        mesh = meshes.body_mesh(body)
+        self.radius = r = float(np.max(np.linalg.norm(np.asarray(mesh.points), axis=1)))
+        w0 = np.zeros(3) if w0 is None else np.asarray(w0, dtype=float)
+        self._omega_ref = float(np.linalg.norm(w0)) or 1.0
+        self._tip = body.intermediate_axis * TRAIL_TIP * r
+        center = np.asarray(center, dtype=float)
+        p = self.plotter
+        add = dict(reset_camera=False, render=False, pickable=False)
+        self._actors["body"] = p.add_mesh(mesh, scalars="rgb", rgb=True, smooth_shading=body.shape == "ellipsoid",
+                                          ambient=0.25, diffuse=0.8, specular=0.25, specular_power=20, **add)
+        self._actors["axes"] = p.add_mesh(meshes.axes_lines(AXES_LENGTH * r), scalars="rgb", rgb=True,
+                                          line_width=3, lighting=False, **add)
+        marker = pv.Sphere(radius=0.06 * r, center=self._tip, theta_resolution=16, phi_resolution=12)
+        self._actors["tip"] = p.add_mesh(marker, color=TRAIL_COLOR, lighting=False, **add)
+        self._actors["omega"] = p.add_mesh(self._arrow, color=OMEGA_COLOR, ambient=0.35, **add)
+        self._actors["L"] = p.add_mesh(self._arrow, color=L_COLOR, ambient=0.35, **add)
+        self._trail = meshes.polyline(TRAIL_POINTS)
+        self._actors["trail"] = p.add_mesh(self._trail, color=TRAIL_COLOR, line_width=2, lighting=False, **add)
+        self._actors["trail"].SetVisibility(self._trail_on)
+        spacing = meshes.nice_spacing(r)
+        self._grid_spacing = spacing
+        self._grid_origin = np.array([0.0, 0.0, center[2] - GRID_DEPTH * r])
+        self._actors["grid"] = p.add_mesh(meshes.floor_grid(spacing, GRID_HALF_CELLS), color=GRID_COLOR,
+                                          line_width=1, lighting=False, **add)
+        if self._legend_on:
+            self._add_legend()
+        self._focus = center.copy()
+        self.set_pose(center, np.array([1.0, 0, 0, 0]), w0, None)
+        if reset_camera:
+            self.reset_camera(center)
+
+    def _add_legend(self) -> None:
+        labels = [
+            ["body x", AXIS_HEX[0]],
+            ["body y", AXIS_HEX[1]],
+            ["body z", AXIS_HEX[2]],
+            ["omega (angular velocity)", OMEGA_COLOR],
+            ["L (angular momentum)", L_COLOR],
+            ["intermediate axis tip", TRAIL_COLOR],
+        ]
+        self._actors["legend"] = self.plotter.add_legend(labels, bcolor=BACKGROUND, border=False, size=(0.26, 0.2),
+                                                         loc="upper left", face="rectangle",
+                                                         background_opacity=0.6)
+        self._actors["legend"].GetEntryTextProperty().SetColor(pv.Color(TEXT_COLOR).float_rgb)
+
+    def clear(self) -> None:
+        """Remove every actor this scene added."""
+        for name, actor in list(self._actors.items()):
+            if name == "legend":
+                self.plotter.remove_legend(render=False)
+            else:
+                self.plotter.remove_actor(actor, render=False)
+        self._actors.clear()
+        self.body = None
+
+    def reset_camera(self, center=None) -> None:
+        """Look at ``center`` (default: the current focus) from the default direction."""
+        center = self._focus if center is None else np.asarray(center, dtype=float)
+        d = np.asarray(CAMERA_DIRECTION, dtype=float)
+        d /= np.linalg.norm(d)
+        cam = self.plotter.camera
+        cam.focal_point = tuple(center)
+        cam.position = tuple(center + CAMERA_DISTANCE * self.radius * d)
+        cam.up = (0.0, 0.0, 1.0)
+        cam.view_angle = 30.0
+        self._focus = center.copy()
+        self.plotter.reset_camera_clipping_range()
+
+    # ------------------------------------------------------------------ toggles
+
+    def set_follow(self, on: bool) -> None:
+        self.follow = bool(on)
+
+    def set_trail_visible(self, on: bool) -> None:
+        self._trail_on = bool(on)
+        if "trail" in self._actors:
+            self._actors["trail"].SetVisibility(self._trail_on)
+
+    @property
+    def trail_visible(self) -> bool:
+        return self._trail_on
+
+    @property
+    def actors(self) -> dict:
+        """Name -> actor (``body``, ``axes``, ``tip``, ``omega``, ``L``, ``trail``, ``grid``)."""
+        return dict(self._actors)
+
+    # ------------------------------------------------------------------ each frame
+
+    def set_pose(self, c, q, w_body=None, L_world=None, trail_q=None) -> None:
+        """Pose everything for one frame.
+
+        Parameters
+        ----------
+        c : (3,) centre of mass, world frame (m)
+        q : (4,) orientation quaternion (w, x, y, z), body to world
+        w_body : (3,) angular velocity, body frame (rad/s); None hides the arrow
+        L_world : (3,) angular momentum, world frame; None hides the arrow
+        trail_q : (n, 4) recent orientations, oldest first, for the trail (drawn about ``c``)
+        """
+        if self.body is None:
+            return
+        c = np.asarray(c, dtype=float)
+        R = quat.to_matrix(np.asarray(q, dtype=float))
+        pose = _pose_matrix(R, c)
+        for name in ("body", "axes", "tip"):
+            self._actors[name].user_matrix = pose
+        self._pose_arrow("omega", c, None if w_body is None else R @ np.asarray(w_body, dtype=float),
+                         ARROW_LENGTH * self.radius / self._omega_ref)
+        self._pose_arrow("L", c, L_world, None)
+        if self._trail_on and trail_q is not None and len(trail_q):
+            self._set_trail(c, np.asarray(trail_q, dtype=float))
+        if self.follow:
+            self._follow(c)
+
+    def _pose_arrow(self, name: str, c: np.ndarray, vector, per_unit: float | None) -> None:
+        actor = self._actors[name]
+        if vector is None:
+            actor.SetVisibility(False)
+            return
+        v = np.asarray(vector, dtype=float)
+        n = float(np.linalg.norm(v))
+        if not np.isfinite(n) or n == 0.0:
+            actor.SetVisibility(False)
+            return
+        length = ARROW_LENGTH * self.radius if per_unit is None else n * per_unit
+        actor.SetVisibility(True)
+        actor.user_matrix = _pose_matrix(_frame_from_x(v / n), c, length)
+
+    def _set_trail(self, c: np.ndarray, qs: np.ndarray) -> None:
+        qs = qs[-TRAIL_POINTS:]
+        tips = c + quat.rotate(qs, self._tip)
+        pts = self._trail.points
+        if len(tips) < TRAIL_POINTS:
+            pts[: TRAIL_POINTS - len(tips)] = tips[0]
+        pts[TRAIL_POINTS - len(tips):] = tips
+        self._trail.points = pts
+
+    def _follow(self, c: np.ndarray) -> None:
+        delta = c - self._focus
+        if np.any(delta):
+            cam = self.plotter.camera
+            cam.focal_point = tuple(np.asarray(cam.focal_point) + delta)
+            cam.position = tuple(np.asarray(cam.position) + delta)
+            self._focus = c.copy()
+            self.plotter.reset_camera_clipping_range()
+        # the grid stays at its height but keeps under the body, snapped to whole cells so
+        # that its lines appear fixed in the world while the body flies
+        snapped = np.round(c[:2] / self._grid_spacing) * self._grid_spacing
+        if np.any(snapped != self._grid_origin[:2]):
+            self._grid_origin[:2] = snapped
+            self._actors["grid"].user_matrix = _pose_matrix(np.eye(3), self._grid_origin)
+        elif not hasattr(self, "_grid_posed"):
+            self._actors["grid"].user_matrix = _pose_matrix(np.eye(3), self._grid_origin)
+        self._grid_posed = True

@@ -1,0 +1,102 @@
+"""The polhode view: omega's path on the energy ellipsoid, in body axes. GUI thread only.
+
+For a torque-free body omega stays on the energy ellipsoid ``w . I w = 2 T`` and on the
+momentum ellipsoid ``|I w| = |L|``; their intersection is the polhode (Landau & Lifshitz,
+*Mechanics*, section 37). Near the intermediate axis the curves pass close to the
+separatrix, and a flip is omega travelling along it to the opposite side.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyvista as pv
+
+from ..physics.body import Body
+from . import meshes
+from .style import AXIS_COLORS, BACKGROUND, BACKGROUND_TOP, OMEGA_COLOR, TEXT_COLOR, TRAIL_COLOR
+
+#: points kept in the polhode polyline (history samples, newest last)
+POLHODE_POINTS = 3000
+#: body axes drawn to this multiple of the ellipsoid's largest semi-axis
+AXES_REACH = 1.25
+#: camera direction (body axes)
+CAMERA_DIRECTION = (1.0, 0.8, 0.6)
+
+
+class PolhodeScene:
+    """Energy ellipsoid, body axes and the omega curve, built into any pyvista plotter.
+
+    Thread: GUI thread.
+    """
+
+    def __init__(self, plotter):
+        self.plotter = plotter
+        self._actors: dict = {}
+        self._curve = meshes.polyline(POLHODE_POINTS)
+        plotter.set_background(BACKGROUND, top=BACKGROUND_TOP)
+
+    def set_body(self, body: Body, w0) -> None:
+        """Rebuild for ``body`` at the energy of the body-frame angular velocity ``w0``."""
+        for actor in self._actors.values():
+            self.plotter.remove_actor(actor, render=False)
+        self._actors.clear()
+        self.body = body
+        w0 = np.asarray(w0, dtype=float)
+        two_T = float(w0 @ body.inertia @ w0)
+        moments, axes = body.principal()
+        semi = np.sqrt(two_T / moments) if two_T > 0 else np.ones(3)
+        self.scale = float(semi.max())
+        add = dict(reset_camera=False, render=False, pickable=False)
+        ell = pv.Sphere(radius=1.0, theta_resolution=40, phi_resolution=20)
+        ell.points = (np.asarray(ell.points) * semi) @ axes.T
+        self._actors["ellipsoid"] = self.plotter.add_mesh(ell, color="#8aa0b8", opacity=0.18, smooth_shading=True,
+                                                          specular=0.0, **add)
+        wire = _lat_long_grid(semi, axes)
+        self._actors["wire"] = self.plotter.add_mesh(wire, style="wireframe", color="#5b6b80", line_width=1,
+                                                     lighting=False, **add)
+        reach = AXES_REACH * self.scale
+        for k in range(3):
+            line = pv.Line(-reach * np.eye(3)[k], reach * np.eye(3)[k])
+            self._actors[f"axis{k}"] = self.plotter.add_mesh(line, color=AXIS_COLORS[k], line_width=2,
+                                                             lighting=False, **add)
+        self._curve.points[:] = w0
+        self._curve.points = self._curve.points
+        self._actors["curve"] = self.plotter.add_mesh(self._curve, color=TRAIL_COLOR, line_width=2,
+                                                      lighting=False, **add)
+        dot = pv.Sphere(radius=0.045 * self.scale, theta_resolution=12, phi_resolution=8)
+        self._actors["omega"] = self.plotter.add_mesh(dot, color=OMEGA_COLOR, lighting=False, **add)
+        self._actors["label"] = self.plotter.add_text("polhode: omega on the energy ellipsoid (body axes)",
+                                                      position="upper_left", font_size=7, color=TEXT_COLOR)
+        self.set_omega(w0)
+        self.reset_camera()
+
+    def reset_camera(self) -> None:
+        d = np.asarray(CAMERA_DIRECTION, dtype=float)
+        d /= np.linalg.norm(d)
+        cam = self.plotter.camera
+        cam.focal_point = (0.0, 0.0, 0.0)
+        cam.position = tuple(4.2 * self.scale * d)
+        cam.up = (0.0, 0.0, 1.0)
+        cam.view_angle = 30.0
+        self.plotter.reset_camera_clipping_range()
+
+    def set_omega(self, w_body, history=None) -> None:
+        """Move the omega dot to ``w_body``; ``history`` (n, 3), oldest first, is the curve."""
+        m = np.eye(4)
+        m[:3, 3] = np.asarray(w_body, dtype=float)
+        self._actors["omega"].user_matrix = m
+        if history is not None and len(history):
+            h = np.asarray(history, dtype=float)[-POLHODE_POINTS:]
+            pts = self._curve.points
+            if len(h) < POLHODE_POINTS:
+                pts[: POLHODE_POINTS - len(h)] = h[0]
+            pts[POLHODE_POINTS - len(h):] = h
+            self._curve.points = pts
+
+
+def _lat_long_grid(semi: np.ndarray, axes: np.ndarray) -> pv.StructuredGrid:
+    """Meridians and parallels of the ellipsoid with these semi-axes along these axes."""
+    theta, phi = np.meshgrid(np.linspace(0, 2 * np.pi, 25), np.linspace(0, np.pi, 13), indexing="ij")
+    unit = np.stack([np.sin(phi) * np.cos(theta), np.sin(phi) * np.sin(theta), np.cos(phi)], axis=-1)
+    pts = (unit * semi) @ axes.T
+    return pv.StructuredGrid(pts[..., 0], pts[..., 1], pts[..., 2])

@@ -1,0 +1,23 @@
+"""Colours and sizes shared by the 3D scene, the plots and the export (one palette)."""
+
+from __future__ import annotations
+
+#: body x, y, z (and the plot curves of x, y, z components): muted red, green, blue (RGB 0-1)
+AXIS_COLORS = ((0.90, 0.36, 0.33), (0.40, 0.78, 0.42), (0.30, 0.58, 0.95))
+#: brightness of a face whose normal points along the negative axis
+NEGATIVE_SHADE = 0.55
+#: hex forms for Qt / pyqtgraph
+AXIS_HEX = tuple("#%02x%02x%02x" % tuple(round(255 * c) for c in rgb) for rgb in AXIS_COLORS)
+#: angular velocity arrow (moves with the body)
+OMEGA_COLOR = "#ffb13b"
+#: angular momentum arrow (fixed in space for a torque-free body)
+L_COLOR = "#d58cff"
+#: trail of the intermediate axis tip, and the intermediate-axis marker
+TRAIL_COLOR = "#f5e663"
+#: floor grid
+GRID_COLOR = "#4a5361"
+#: scene background, bottom and top of the gradient
+BACKGROUND = "#16191e"
+BACKGROUND_TOP = "#2b313b"
+#: text in the scene
+TEXT_COLOR = "#c9d1d9"

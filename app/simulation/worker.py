@@ -1,0 +1,479 @@
+"""The simulation worker: a plain thread that owns the state, paces it to real time and
+publishes immutable snapshots plus a bounded history. No Qt here, so it runs headless.
+
+Call tree (one loop iteration of :meth:`SimulationWorker.run`)::
+
+    run
+    ├── _drain_commands      queue.Queue -> apply / play / pause / step / reset / kick / speed
+    ├── _due_records         wall clock x speed -> how many record intervals are due
+    ├── _advance(n)          physics simulate() over n record intervals, diagnostics
+    │   ├── history.append   bounded ring, one lock
+    │   └── _publish         new frozen Snapshot in the single "latest" slot, one lock
+    └── sleep                until the next record interval is due (or a command arrives)
+
+Readers (the GUI timer, tests, the benchmark) call :meth:`SimulationWorker.latest` and
+:meth:`SimulationWorker.history`; both return copies, so drawing never holds the lock.
+"""
+
+from __future__ import annotations
+
+import math
+import queue
+import threading
+import time
+import traceback
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..physics import diagnostics
+from ..physics import quaternion as quat
+from ..physics.errors import DivergenceError, ParameterError
+from ..physics.state import State
+from ..scenario import Scenario
+from .history import WIDTH, History, SLICES
+
+#: simulated time between two history samples (s); a run with a larger dt samples every step
+RECORD_INTERVAL_S = 0.01
+#: history rows kept (about 11 minutes of simulated time at the record interval, 8 MB)
+HISTORY_CAPACITY = 65536
+#: longest sleep of the idle loop (s); commands wake it earlier
+IDLE_WAIT_S = 0.05
+#: shortest sleep (s): below this the loop just yields, to keep the GUI thread fed
+MIN_SLEEP_S = 0.001
+#: if the worker falls this far behind the wall clock (s of wall time), it drops the backlog
+#: and re-anchors instead of trying to catch up (a stalled machine must not spiral)
+MAX_LAG_S = 0.25
+#: most simulated steps taken in one batch, so commands are never delayed for long
+MAX_BATCH_STEPS = 20000
+#: wall-clock window over which the real-time factor and steps/s are measured (s)
+RATE_WINDOW_S = 1.0
+#: one "step" command advances this much wall time at the current speed (one display frame)
+STEP_FRAME_S = 1.0 / 30.0
+#: a default kick's angular impulse, as a fraction of |L| (small: a stable spin stays stable)
+KICK_FRACTION = 0.15
+#: playback speed limits (multiples of real time)
+MIN_SPEED, MAX_SPEED = 0.1, 10.0
+#: kicks remembered in a snapshot (for plot markers)
+KICKS_KEPT = 32
+#: flip times remembered in a snapshot
+FLIPS_KEPT = 64
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Everything the GUI draws in one frame; immutable, safe to read from any thread.
+
+    ``run_id`` changes whenever the run restarts (apply, reset, repeat), so readers know to
+    clear their curves. ``serial`` changes with every publication.
+    """
+
+    serial: int
+    run_id: int
+    scenario: Scenario
+    state: State
+    L: np.ndarray                 # world frame, about the centre of mass
+    L_norm_drift: float
+    E_drift: float
+    flips: int
+    flip_times: tuple
+    kick_times: tuple
+    predicted_flip_period: float | None
+    running: bool
+    speed: float
+    repeat: bool
+    realtime_factor: float        # simulated seconds per wall second (0 when paused)
+    steps_per_second: float
+    steps: int                    # steps taken in this run
+    error: str | None = None      # the last failure, shown by the GUI; None when fine
+    error_serial: int = 0         # increments with each new error
+    error_detail: str = field(default="", repr=False)
+
+    @property
+    def t(self) -> float:
+        return self.state.t
+
+
+def check_runnable(scenario: Scenario) -> None:
+    """Raise :class:`ParameterError` if the worker could not step this scenario.
+
+    Thread: any (cheap; nothing is compiled). The GUI calls it before applying, so that a
+    refused integrator shows inline instead of stopping the run.
+    """
+    from ..physics.integrators import Propagator
+
+    solver = scenario.solver
+    Propagator(scenario.model, solver.integrator, solver.dt, solver.rtol, solver.atol)
+
+
+def predicted_period(scenario: Scenario, w_body=None) -> float | None:
+    """Closed-form flip period, or None when there is no flip or the closed form is unavailable."""
+    try:
+        from ..physics.analysis import predicted_flip_period
+
+        w = scenario.angular_velocity if w_body is None else w_body
+        return predicted_flip_period(scenario.rigid_body, w)
+    except (ImportError, AttributeError, ParameterError, ValueError, ZeroDivisionError, FloatingPointError):
+        return None
+
+
+def default_kick(scenario: Scenario, w_body: np.ndarray) -> np.ndarray:
+    """A small angular impulse (body frame): ``KICK_FRACTION |L|`` along the principal axis
+    least aligned with omega, so it tips the spin instead of speeding it up."""
+    body = scenario.rigid_body
+    _, axes = body.principal()
+    w = np.asarray(w_body, dtype=float)
+    L_norm = float(np.linalg.norm(body.inertia @ w))
+    if L_norm == 0.0:
+        # nothing spinning: knock it about the intermediate axis at 1 rad/s
+        return body.inertia @ axes[:, 1]
+    alignment = np.abs(w @ axes)
+    return KICK_FRACTION * L_norm * axes[:, int(np.argmin(alignment))]
+
+
+class SimulationWorker(threading.Thread):
+    """Owns the running state; paces to real time x speed; applies queued commands.
+
+    Start with :meth:`start`, stop with :meth:`stop` (joins). Every public method except
+    :meth:`run` may be called from any thread: it only enqueues a command or copies data.
+    """
+
+    def __init__(self, scenario: Scenario, *, running: bool = True, speed: float = 1.0,
+                 repeat: bool = True, history_capacity: int = HISTORY_CAPACITY,
+                 clock=time.perf_counter):
+        super().__init__(name="tumble-simulation", daemon=True)
+        self._clock = clock
+        self._commands: queue.Queue = queue.Queue()
+        self._stop_event = threading.Event()
+        self._lock = threading.Lock()
+        self.history = History(history_capacity)
+        self._serial = 0
+        self._run_id = 0
+        self._error: str | None = None
+        self._error_detail = ""
+        self._error_serial = 0
+        self._running = bool(running)
+        self._speed = _clamp_speed(speed)
+        self._repeat = bool(repeat)
+        self._rates: deque = deque()
+        self._latest: Snapshot | None = None
+        self._load(scenario)
+        self._publish()
+
+    # ------------------------------------------------------------------ commands (any thread)
+
+    def apply(self, scenario: Scenario) -> None:
+        """Restart with new parameters at the next step boundary."""
+        self._commands.put(("apply", scenario))
+
+    def play(self) -> None:
+        self._commands.put(("play", None))
+
+    def pause(self) -> None:
+        self._commands.put(("pause", None))
+
+    def toggle(self) -> None:
+        """Play if paused, pause if playing."""
+        self._commands.put(("toggle", None))
+
+    def step(self) -> None:
+        """Pause, then advance one display frame's worth of simulated time."""
+        self._commands.put(("step", None))
+
+    def reset(self) -> None:
+        """Back to the scenario's initial state (keeps playing or paused as it was)."""
+        self._commands.put(("reset", None))
+
+    def kick(self, impulse_body=None) -> None:
+        """Apply an angular impulse J (N m s, body frame) at the next step: w += I^-1 J.
+
+        None means :func:`default_kick`.
+        """
+        self._commands.put(("kick", None if impulse_body is None else np.array(impulse_body, dtype=float)))
+
+    def set_speed(self, speed: float) -> None:
+        """Playback speed, a multiple of real time, clamped to [MIN_SPEED, MAX_SPEED]."""
+        self._commands.put(("speed", float(speed)))
+
+    def set_repeat(self, repeat: bool) -> None:
+        """Restart from the initial state when the run reaches ``solver.duration``."""
+        self._commands.put(("repeat", bool(repeat)))
+
+    def stop(self, timeout: float | None = 5.0) -> None:
+        """Stop the loop and join the thread. Thread: any but the worker's own."""
+        self._stop_event.set()
+        self._commands.put(("wake", None))
+        if self.is_alive():
+            self.join(timeout)
+
+    # ------------------------------------------------------------------ readers (any thread)
+
+    def latest(self) -> Snapshot:
+        """The newest published snapshot (immutable)."""
+        with self._lock:
+            return self._latest
+
+    def history_since(self, since: float | None = None, max_points: int | None = None) -> dict:
+        """Copies of the history columns (see :mod:`.history`)."""
+        return self.history.snapshot(since, max_points)
+
+    # ------------------------------------------------------------------ the loop (worker thread)
+
+    def run(self) -> None:
+        """The worker loop. Thread: the worker's own."""
+        self._anchor()
+        while not self._stop_event.is_set():
+            try:
+                self._drain_commands(block=not self._running)
+                if self._stop_event.is_set() or not self._running:
+                    continue
+                due = self._due_records()
+                if due > 0:
+                    self._advance(due)
+                else:
+                    self._sleep_until_due()
+            except Exception as err:  # shown in the GUI; the thread lives on, paused
+                self._fail(err)
+
+    def _drain_commands(self, block: bool) -> None:
+        try:
+            cmd = self._commands.get(timeout=IDLE_WAIT_S) if block else self._commands.get_nowait()
+        except queue.Empty:
+            return
+        while True:
+            self._execute(*cmd)
+            try:
+                cmd = self._commands.get_nowait()
+            except queue.Empty:
+                return
+
+    def _execute(self, name: str, arg) -> None:
+        if name == "apply":
+            self._load(arg)
+            self._clear_error()
+        elif name == "play":
+            if not self._running:
+                self._running = True
+                self._clear_error()
+                self._anchor()
+        elif name == "pause":
+            self._running = False
+        elif name == "toggle":
+            self._execute("pause" if self._running else "play", None)
+            return
+        elif name == "step":
+            self._running = False
+            n = max(1, round(STEP_FRAME_S * self._speed / self._record_dt))
+            self._advance(n)
+            return
+        elif name == "reset":
+            self._restart()
+            self._clear_error()
+        elif name == "kick":
+            self._kick(arg)
+        elif name == "speed":
+            self._speed = _clamp_speed(arg)
+            self._anchor()
+        elif name == "repeat":
+            self._repeat = arg
+        elif name == "wake":
+            return
+        self._publish()
+
+    # ------------------------------------------------------------------ internals (worker thread)
+
+    def _load(self, scenario: Scenario) -> None:
+        self._scenario = scenario
+        solver = scenario.solver
+        self._model = scenario.model
+        self._integrator = solver.integrator
+        self._dt = solver.dt
+        self._record_every = max(1, round(RECORD_INTERVAL_S / self._dt))
+        self._record_dt = self._record_every * self._dt
+        self._body = scenario.rigid_body
+        self._gravity = np.asarray(scenario.gravity, dtype=float)
+        self._restart()
+
+    def _restart(self) -> None:
+        self._state = self._scenario.initial_state
+        self._run_id += 1
+        self._steps = 0
+        self._flip_times: deque = deque(maxlen=FLIPS_KEPT)
+        self._flips = 0
+        self._kick_times: deque = deque(maxlen=KICKS_KEPT)
+        self._predicted = predicted_period(self._scenario)
+        self.history.clear()
+        self._baseline()
+        row = self._rows(np.array([self._state.t]), self._state.c[None], self._state.v[None],
+                         self._state.q[None], self._state.w[None])
+        self._last_row = row[-1]
+        self.history.append(row)
+        self._anchor()
+
+    def _baseline(self) -> None:
+        s = self._state
+        L0 = diagnostics.angular_momentum(self._body, s.q, s.w)
+        self._L0_norm = float(np.linalg.norm(L0))
+        self._E0 = self._energy(s.c, s.v, s.w)
+
+    def _energy(self, c, v, w):
+        return diagnostics.kinetic_energy(self._body, v, w) + diagnostics.potential_energy(self._body, self._gravity, c)
+
+    def _anchor(self) -> None:
+        self._wall0 = self._clock()
+        self._sim0 = self._state.t
+        self._rates.clear()
+        self._rates.append((self._wall0, self._state.t, self._steps))
+
+    def _due_records(self) -> int:
+        now = self._clock()
+        target = self._sim0 + self._speed * (now - self._wall0)
+        behind = target - self._state.t
+        if behind > MAX_LAG_S * self._speed:
+            # a stall: forget the backlog, keep going from here
+            self._wall0 = now - MAX_LAG_S
+            self._sim0 = self._state.t
+            behind = MAX_LAG_S * self._speed
+        n = int(math.floor(behind / self._record_dt + 1e-9))
+        return min(n, max(1, MAX_BATCH_STEPS // self._record_every))
+
+    def _sleep_until_due(self) -> None:
+        next_t = self._state.t + self._record_dt
+        wait = (next_t - self._sim0) / self._speed - (self._clock() - self._wall0)
+        wait = min(max(wait, MIN_SLEEP_S), IDLE_WAIT_S)
+        try:
+            cmd = self._commands.get(timeout=wait)
+        except queue.Empty:
+            return
+        self._execute(*cmd)
+
+    def _advance(self, n_records: int) -> None:
+        from ..physics.integrators import simulate
+
+        duration = self._scenario.solver.duration
+        end_clip = False
+        if self._repeat:
+            left = duration - self._state.t
+            max_records = int(math.floor(left / self._record_dt + 1e-9))
+            if max_records <= 0:
+                self._restart()
+                self._publish()
+                return
+            if n_records >= max_records:
+                n_records, end_clip = max_records, True
+        span = n_records * self._record_dt
+        solver = self._scenario.solver
+        traj = simulate(self._model, self._state, self._integrator, self._dt, span, sample=self._record_dt,
+                        rtol=solver.rtol, atol=solver.atol)
+        rows = self._rows(traj.t[1:], traj.c[1:], traj.v[1:], traj.q[1:], traj.w[1:])
+        self._count_flips(traj.t, traj.w)
+        self._state = traj.state(-1)
+        self._steps += n_records * self._record_every
+        self._last_row = rows[-1]
+        self.history.append(rows)
+        now = self._clock()
+        self._rates.append((now, self._state.t, self._steps))
+        while len(self._rates) > 2 and now - self._rates[1][0] > RATE_WINDOW_S:
+            self._rates.popleft()
+        self._publish()
+        if end_clip and self._duration_reached(duration):
+            self._restart()
+            self._publish()
+
+    def _duration_reached(self, duration: float) -> bool:
+        return self._state.t >= duration - 1e-9 * max(1.0, duration)
+
+    def _rows(self, t, c, v, q, w) -> np.ndarray:
+        L = diagnostics.angular_momentum(self._body, q, w)
+        E = self._energy(c, v, w)
+        rows = np.empty((len(t), WIDTH))
+        rows[:, SLICES["t"]] = t
+        rows[:, SLICES["c"]] = c
+        rows[:, SLICES["q"]] = q
+        rows[:, SLICES["w"]] = w
+        rows[:, SLICES["L"]] = L
+        L_norm = np.linalg.norm(L, axis=-1)
+        rows[:, SLICES["L_norm_drift"]] = (L_norm - self._L0_norm) / (self._L0_norm or 1.0)
+        rows[:, SLICES["E_drift"]] = (E - self._E0) / (abs(self._E0) or 1.0)
+        return rows
+
+    def _count_flips(self, t: np.ndarray, w: np.ndarray) -> None:
+        """Sign reversals of the intermediate-axis component of omega in this batch.
+
+        ``t[0], w[0]`` is the state the batch started from (the previous batch's end), so
+        every boundary between batches is examined exactly once.
+        """
+        found = diagnostics.flip_times(self._body, t, w)
+        self._flip_times.extend(float(x) for x in found)
+        self._flips += len(found)
+
+    def _kick(self, impulse) -> None:
+        J = default_kick(self._scenario, self._state.w) if impulse is None else impulse
+        s = self._state
+        w = s.w + np.linalg.solve(self._body.inertia, J)
+        self._state = State(s.t, s.c, s.v, s.q, w)
+        self._kick_times.append(s.t)
+        self._baseline()  # drifts measure the integrator, not the kick
+        self._predicted = predicted_period(self._scenario, w)
+        self._last_row = self._rows(np.array([s.t]), s.c[None], s.v[None], s.q[None], w[None])[-1]
+        self.history.append(self._last_row[None])
+
+    def _fail(self, err: Exception) -> None:
+        self._running = False
+        if isinstance(err, (DivergenceError, ParameterError)):
+            message = str(err)
+        else:
+            message = f"internal error in the simulation: {err.__class__.__name__}: {err}"
+        self._error = message
+        self._error_detail = traceback.format_exc()
+        self._error_serial += 1
+        self._publish()
+
+    def _clear_error(self) -> None:
+        self._error = None
+        self._error_detail = ""
+
+    def _publish(self) -> None:
+        first = self._rates[0] if self._rates else None
+        rtf = sps = 0.0
+        if self._running and first is not None and len(self._rates) > 1:
+            last = self._rates[-1]
+            span = last[0] - first[0]
+            if span > 0:
+                rtf = (last[1] - first[1]) / span
+                sps = (last[2] - first[2]) / span
+        row = self._last_row
+        self._serial += 1
+        snap = Snapshot(
+            serial=self._serial,
+            run_id=self._run_id,
+            scenario=self._scenario,
+            state=self._state,
+            L=np.array(row[SLICES["L"]]),
+            L_norm_drift=float(row[SLICES["L_norm_drift"]]),
+            E_drift=float(row[SLICES["E_drift"]]),
+            flips=self._flips,
+            flip_times=tuple(self._flip_times),
+            kick_times=tuple(self._kick_times),
+            predicted_flip_period=self._predicted,
+            running=self._running,
+            speed=self._speed,
+            repeat=self._repeat,
+            realtime_factor=rtf,
+            steps_per_second=sps,
+            steps=self._steps,
+            error=self._error,
+            error_serial=self._error_serial,
+            error_detail=self._error_detail,
+        )
+        snap.L.setflags(write=False)
+        with self._lock:
+            self._latest = snap
+
+
+def _clamp_speed(speed) -> float:
+    speed = float(speed)
+    if not math.isfinite(speed):
+        raise ParameterError("speed", speed, f"be a finite number in [{MIN_SPEED:g}, {MAX_SPEED:g}]")
+    return min(max(speed, MIN_SPEED), MAX_SPEED)

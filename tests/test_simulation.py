@@ -1,0 +1,179 @@
+"""The simulation worker, headless: pacing, commands, history bounds, flips, errors, stop."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from app.physics import diagnostics
+from app.physics.errors import DivergenceError, ParameterError
+from app.physics.integrators import simulate
+from app.scenario import SolverSpec, load
+from app.simulation import History, SimulationWorker, check_runnable
+from app.simulation.history import WIDTH
+from app.simulation.worker import RECORD_INTERVAL_S
+
+
+def wait_for(predicate, timeout=10.0, poll=0.01):
+    end = time.perf_counter() + timeout
+    while time.perf_counter() < end:
+        if predicate():
+            return True
+        time.sleep(poll)
+    return predicate()
+
+
+@pytest.fixture
+def make_worker():
+    workers = []
+
+    def make(scenario="t-handle", **kw):
+        sc = load(scenario) if isinstance(scenario, str) else scenario
+        w = SimulationWorker(sc, **kw)
+        w.start()
+        workers.append(w)
+        return w
+
+    yield make
+    for w in workers:
+        w.stop()
+        assert not w.is_alive()
+
+
+def test_history_ring_wraps_and_thins():
+    h = History(10)
+    for k in range(25):
+        row = np.zeros((1, WIDTH))
+        row[0, 0] = k
+        h.append(row)
+    assert len(h) == 10
+    assert h.snapshot()["t"].tolist() == list(range(15, 25))
+    assert h.snapshot(since=20.5)["t"].tolist() == [21, 22, 23, 24]
+    thin = h.snapshot(max_points=3)["t"]
+    assert len(thin) <= 3 and thin[-1] == 24
+    big = np.zeros((30, WIDTH))
+    big[:, 0] = np.arange(100, 130)
+    h.append(big)
+    assert h.snapshot()["t"].tolist() == list(range(120, 130))
+
+
+def test_paces_to_real_time_and_speed(make_worker):
+    w = make_worker(repeat=False)
+    assert wait_for(lambda: w.latest().t > 0.05)  # first batch compiles / loads the kernels
+    t0, wall0 = w.latest().t, time.perf_counter()
+    time.sleep(1.0)
+    rate = (w.latest().t - t0) / (time.perf_counter() - wall0)
+    assert 0.85 < rate < 1.1
+    w.set_speed(5.0)
+    time.sleep(0.2)
+    t0, wall0 = w.latest().t, time.perf_counter()
+    time.sleep(1.0)
+    rate = (w.latest().t - t0) / (time.perf_counter() - wall0)
+    assert 4.3 < rate < 5.5
+    assert w.latest().speed == 5.0
+    w.set_speed(1000.0)
+    assert wait_for(lambda: w.latest().speed == 10.0)
+
+
+def test_pause_step_reset(make_worker):
+    w = make_worker(repeat=False)
+    assert wait_for(lambda: w.latest().t > 0.2)
+    w.pause()
+    assert wait_for(lambda: not w.latest().running)
+    t_paused = w.latest().t
+    time.sleep(0.3)
+    assert w.latest().t == t_paused
+    w.step()
+    assert wait_for(lambda: w.latest().t > t_paused)
+    assert not w.latest().running
+    assert w.latest().t - t_paused == pytest.approx(1 / 30, abs=RECORD_INTERVAL_S)
+    run_id = w.latest().run_id
+    w.reset()
+    assert wait_for(lambda: w.latest().run_id != run_id)
+    snap = w.latest()
+    assert snap.t == 0.0 and not snap.running
+    np.testing.assert_array_equal(snap.state.w, load("t-handle").angular_velocity)
+    w.play()
+    assert wait_for(lambda: w.latest().t > 0.1)
+
+
+def test_kick_adds_inverse_inertia_times_impulse(make_worker):
+    sc = load("boxes-simple")
+    w = make_worker(sc, running=False)
+    J = np.array([0.0, 0.02, 0.0])
+    w.kick(J)
+    assert wait_for(lambda: w.latest().kick_times)
+    snap = w.latest()
+    expected = np.asarray(sc.angular_velocity) + np.linalg.solve(sc.rigid_body.inertia, J)
+    np.testing.assert_allclose(snap.state.w, expected, rtol=1e-12)
+    assert snap.E_drift == 0.0  # drifts are measured from the kick on
+    w.kick()  # the default kick tips the spin without crashing
+    assert wait_for(lambda: len(w.latest().kick_times) == 2)
+
+
+def test_flips_match_an_offline_run(make_worker):
+    sc = load("boxes-complex")
+    w = make_worker(sc, speed=10.0, repeat=False)
+    assert wait_for(lambda: w.latest().t > 6.0, timeout=20)
+    w.pause()
+    assert wait_for(lambda: not w.latest().running)
+    snap = w.latest()
+    traj = simulate(sc.model, sc.initial_state, sc.solver.integrator, sc.solver.dt, snap.t, sample=RECORD_INTERVAL_S)
+    expected = diagnostics.flip_times(sc.rigid_body, traj.t, traj.w)
+    assert snap.flips == len(expected) >= 2
+    np.testing.assert_allclose(snap.flip_times, expected, atol=1e-9)
+    hist = w.history_since()
+    assert np.all(np.diff(hist["t"]) > 0)
+    assert np.all(np.isfinite(hist["E_drift"])) and np.max(np.abs(hist["E_drift"])) < 1e-6
+    assert np.max(np.abs(hist["L_norm_drift"])) < 1e-6
+
+
+def test_history_is_bounded_and_repeat_restarts(make_worker):
+    sc = load("boxes-simple")
+    sc = sc.replace(solver=SolverSpec("rk4", 1e-3, 2.0))
+    w = make_worker(sc, speed=10.0, repeat=True, history_capacity=50)
+    first = w.latest().run_id
+    assert wait_for(lambda: w.latest().run_id >= first + 2, timeout=10)
+    assert len(w.history) <= 50
+    assert w.latest().t <= 2.0
+
+
+def test_divergence_is_reported_and_the_thread_lives(make_worker, monkeypatch):
+    import app.physics.integrators as integrators
+
+    def broken(*args, **kwargs):
+        raise DivergenceError(1.25, 42, "non-finite state")
+
+    w = make_worker(running=False)
+    monkeypatch.setattr(integrators, "simulate", broken)
+    w.play()
+    assert wait_for(lambda: w.latest().error is not None)
+    snap = w.latest()
+    assert "diverged at t = 1.25" in snap.error and not snap.running
+    monkeypatch.undo()
+    w.reset()
+    w.play()
+    assert wait_for(lambda: w.latest().error is None and w.latest().t > 0.05)
+
+
+def test_apply_switches_scenario(make_worker):
+    w = make_worker()
+    w.apply(load("boxes-simple"))
+    assert wait_for(lambda: w.latest().scenario.name == "Boxes simple")
+
+
+def test_check_runnable_refuses_exact_with_torques():
+    sc = load("rocket-top").replace(solver=SolverSpec("exact", 1e-3, 10.0))
+    with pytest.raises(ParameterError, match="integrator"):
+        check_runnable(sc)
+
+
+def test_stop_joins_quickly(make_worker):
+    w = make_worker()
+    t0 = time.perf_counter()
+    w.stop()
+    assert not w.is_alive() and time.perf_counter() - t0 < 1.0
+    assert threading.active_count() >= 1
