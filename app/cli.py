@@ -15,8 +15,6 @@ from pathlib import Path
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
-CSV_COLUMNS = ("t", "cx", "cy", "cz", "vx", "vy", "vz", "qw", "qx", "qy", "qz",
-               "wx", "wy", "wz", "Lx", "Ly", "Lz", "T", "V", "E")
 
 
 class UsageError(Exception):
@@ -77,6 +75,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--duration", type=_positive("--duration"), help="simulated time (s)")
     s.add_argument("--sample", type=_positive("--sample"), help="output interval (s), default dt")
     s.add_argument("--out", required=True, help="FILE.csv or FILE.npz")
+    s.add_argument("--outputs", metavar="LIST",
+                   help="extra column groups, Exudyn names: AngularVelocity, Rotation, RotationMatrix, "
+                        "AngularAcceleration, AngularAccelerationLocal, Position, Velocity, Acceleration, "
+                        "VelocityLocal, AccelerationLocal")
+    s.add_argument("--point", metavar="X,Y,Z", help="body-fixed point (body frame, m, from the reference point) "
+                   "for Position/Velocity/Acceleration outputs")
 
     sub.add_parser("presets", help="list the shipped presets")
 
@@ -150,35 +154,6 @@ def _load_scenario(arg):
     return load(arg)
 
 
-def trajectory_table(scenario, traj) -> dict:
-    """The simulate columns (name -> array) of a trajectory."""
-    import numpy as np
-
-    from .physics import diagnostics
-
-    d = diagnostics.diagnose(scenario.rigid_body, scenario.gravity, traj)
-    cols = [traj.t[:, None], traj.c, traj.v, traj.q, traj.w, d.L, d.T[:, None], d.V[:, None], d.E[:, None]]
-    data = np.hstack(cols)
-    return {name: data[:, k] for k, name in enumerate(CSV_COLUMNS)}
-
-
-def write_table(path: Path, table: dict) -> None:
-    """CSV (header + %.17g rows) or NPZ, atomically."""
-    import numpy as np
-
-    from .atomic import atomic_path
-
-    with atomic_path(path) as tmp:
-        if path.suffix.lower() == ".npz":
-            with open(tmp, "wb") as fh:
-                np.savez(fh, **table)
-        else:
-            data = np.column_stack([table[k] for k in table])
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(",".join(table) + "\n")
-                np.savetxt(fh, data, delimiter=",", fmt="%.17g")
-
-
 # ------------------------------------------------------------------ commands
 
 
@@ -190,7 +165,20 @@ def cmd_simulate(args) -> int:
     from .physics.integrators import simulate
     from .scenario import SolverSpec
 
+    from .simulation.table import POINT_GROUPS, parse_outputs, trajectory_table, write_table
+
     out = _check_out(args.out, (".csv", ".npz"))
+    outputs = parse_outputs(args.outputs)
+    point = None
+    if args.point is not None:
+        try:
+            point = [float(x) for x in args.point.split(",")]
+        except ValueError:
+            point = None
+        if point is None or len(point) != 3 or not all(math.isfinite(x) for x in point):
+            raise UsageError(f"--point must be three finite numbers x,y,z (m), got {args.point!r}")
+        if not any(g in outputs for g in POINT_GROUPS):
+            raise UsageError(f"--point must come with a point output in --outputs (Position, Velocity, ...), got {args.point!r}")
     sc = _load_scenario(args.scenario)
     solver = sc.solver
     changes = {k: getattr(args, k) for k in ("integrator", "dt", "duration") if getattr(args, k) is not None}
@@ -202,10 +190,9 @@ def cmd_simulate(args) -> int:
         raise UsageError(f"--sample must be <= the duration ({sc.solver.duration:g} s), got {args.sample:g}")
     bar = ProgressBar("simulate")
     traj = simulate(sc.model, sc.initial_state, sc.solver.integrator, sc.solver.dt, sc.solver.duration,
-                    sample=args.sample, rtol=sc.solver.rtol, atol=sc.solver.atol, progress=bar)
+                    sample=args.sample, progress=bar, **sc.solver.options)
     bar.close()
-    table = trajectory_table(sc, traj)
-    write_table(out, table)
+    write_table(out, trajectory_table(sc, traj, outputs, point))
     d = diagnostics.diagnose(sc.rigid_body, sc.gravity, traj)
     flips = diagnostics.flip_times(sc.rigid_body, traj.t, traj.w)
     period = predicted_flip_period(sc.rigid_body, sc.angular_velocity)
@@ -218,6 +205,9 @@ def cmd_simulate(args) -> int:
     print(f"| max relative energy drift | {np.max(np.abs(d.E_drift)):.3e} |")
     print(f"| max relative world-L drift | {np.max(d.L_drift):.3e} |")
     print(f"| max relative |L| drift | {np.max(np.abs(d.L_norm_drift)):.3e} |")
+    if np.any(np.asarray(sc.rigid_body.center_of_mass) != 0):
+        print("columns c*, v* describe the centre of mass; the body's reference point is at "
+              "-center_of_mass from it (use --outputs Position --point 0,0,0 for the reference point)")
     print(f"wrote {out}")
     return EXIT_OK
 

@@ -22,7 +22,13 @@ class Body:
 
     ``shape`` and ``size`` describe how to draw it (``box``, ``ellipsoid``, ``cylinder``,
     ``t-handle``, ``custom``, ``mesh``); ``center_of_mass`` is where the centre of mass sits
-    in the body's own reference coordinates (zero for the analytic shapes).
+    in the body's own reference coordinates (zero for the analytic shapes; for a mesh, the
+    mesh file's coordinates converted to metres).
+
+    A ``mesh`` body also carries its surface for drawing: ``mesh_vertices`` (V, 3), metres,
+    in body coordinates (the file's axes, origin moved to the centre of mass) and
+    ``mesh_faces`` (F, 3) vertex indices, counter-clockwise seen from outside. Both are
+    None for the analytic shapes.
     """
 
     mass: float
@@ -31,6 +37,8 @@ class Body:
     size: tuple = ()
     center_of_mass: np.ndarray = field(default_factory=lambda: np.zeros(3))
     allow_unphysical: bool = False
+    mesh_vertices: np.ndarray | None = field(default=None, repr=False, compare=False)
+    mesh_faces: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         inertia = np.array(self.inertia, dtype=float)
@@ -40,6 +48,17 @@ class Body:
         validate_mass(self.mass)
         validate_inertia(inertia, self.allow_unphysical)
         inertia.setflags(write=False)
+        if (self.mesh_vertices is None) != (self.mesh_faces is None):
+            raise ParameterError("mesh_faces", self.mesh_faces, "be given together with mesh_vertices")
+        if self.mesh_vertices is not None:
+            vertices = np.array(self.mesh_vertices, dtype=float)
+            faces = np.array(self.mesh_faces, dtype=np.int64)
+            if vertices.ndim != 2 or vertices.shape[1] != 3 or faces.ndim != 2 or faces.shape[1] != 3:
+                raise ParameterError("mesh_vertices", vertices.shape, "be (V, 3) with mesh_faces (F, 3)")
+            vertices.setflags(write=False)
+            faces.setflags(write=False)
+            object.__setattr__(self, "mesh_vertices", vertices)
+            object.__setattr__(self, "mesh_faces", faces)
 
     def principal(self) -> tuple[np.ndarray, np.ndarray]:
         """Principal moments (ascending) and axes (columns, body frame, right-handed)."""
@@ -200,6 +219,29 @@ def from_vector6(mass: float, j6, allow_unphysical: bool = False) -> Body:
     """Body with Exudyn's inertia 6-vector ``[Jxx, Jyy, Jzz, Jyz, Jxz, Jxy]``."""
     validate_mass(mass)
     return Body(mass, inertia_from_vector6(j6), "custom", (), allow_unphysical=allow_unphysical)
+
+
+def from_reference_point(mass: float, inertia_ref, center_of_mass, allow_unphysical: bool = False) -> Body:
+    """Body described from a reference point that is not its centre of mass (Exudyn's
+    ``physicsCenterOfMass``): ``inertia_ref`` (3x3 or the 6-vector) is about the reference
+    point, ``center_of_mass`` (body frame) is the centre of mass seen from it.
+
+    Converted with the parallel-axis theorem, I_com = I_ref - m (|b|^2 1 - b b^T); the tensor
+    about the centre of mass must itself be physical.
+    """
+    validate_mass(mass)
+    j = np.asarray(inertia_ref, dtype=float)
+    tensor = inertia_from_vector6(j) if j.shape == (6,) else (np.diag(j) if j.shape == (3,) else j)
+    b = np.asarray(center_of_mass, dtype=float)
+    if b.shape != (3,) or not np.all(np.isfinite(b)):
+        raise ParameterError("center_of_mass", center_of_mass, "be 3 finite numbers (m, body frame)")
+    tensor_com = tensor - mass * (np.dot(b, b) * np.eye(3) - np.outer(b, b))
+    try:
+        return Body(mass, tensor_com, "custom", (), center_of_mass=b, allow_unphysical=allow_unphysical)
+    except ParameterError as err:
+        raise ParameterError(
+            "inertia", err.value, err.rule + " about the centre of mass (inertia is given about the reference point)"
+        ) from None
 
 
 def equivalent_box_size(mass: float, moments) -> np.ndarray:

@@ -115,3 +115,45 @@ def flip_times(body: Body, t: np.ndarray, w: np.ndarray) -> np.ndarray:
     s0, s1 = s[idx], s[idx + 1]
     frac = np.where(s1 != s0, s0 / (s0 - s1), 0.0)
     return t[idx] + frac * (t[idx + 1] - t[idx])
+
+
+def angular_acceleration_body(body: Body, loads, q: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Body-frame angular acceleration from Euler's equations, I^-1 (tau - w x I w).
+
+    ``loads`` is a :class:`~app.physics.loads.Loads` (or None for torque-free).
+    """
+    w = np.asarray(w, dtype=float)
+    Iw = w @ body.inertia.T
+    tau = np.zeros_like(w) if loads is None else loads.torque_body(q)
+    return (tau - np.cross(w, Iw)) @ np.linalg.inv(body.inertia).T
+
+
+def com_acceleration(body: Body, loads, q: np.ndarray) -> np.ndarray:
+    """World acceleration of the centre of mass: g + F(q) / m."""
+    q = np.asarray(q, dtype=float)
+    g = np.zeros(3) if loads is None else loads.gravity
+    f = np.zeros(q.shape[:-1] + (3,)) if loads is None else loads.force_world(q)
+    return g + f / body.mass
+
+
+def point_kinematics(body: Body, loads, traj, point_from_com) -> dict:
+    """Position, velocity and acceleration of a body-fixed point (body frame, from the
+    centre of mass): world-frame ``position``, ``velocity``, ``acceleration`` and body-frame
+    ``velocity_local``, ``acceleration_local``.
+
+    Rigid-body kinematics: v_P = v + w x r, a_P = a + alpha x r + w x (w x r), with w, alpha
+    and r in the body frame, rotated to the world by R(q).
+    """
+    r = np.asarray(point_from_com, dtype=float)
+    w = np.asarray(traj.w)
+    alpha = angular_acceleration_body(body, loads, traj.q, w)
+    a_com = com_acceleration(body, loads, traj.q)
+    v_loc = quat.rotate_inverse(traj.q, traj.v) + np.cross(w, r)
+    a_loc = quat.rotate_inverse(traj.q, a_com) + np.cross(alpha, r) + np.cross(w, np.cross(w, r))
+    return {
+        "position": traj.c + quat.rotate(traj.q, np.broadcast_to(r, w.shape)),
+        "velocity": quat.rotate(traj.q, v_loc),
+        "acceleration": quat.rotate(traj.q, a_loc),
+        "velocity_local": v_loc,
+        "acceleration_local": a_loc,
+    }

@@ -12,12 +12,20 @@ import numpy as np
 from ..physics import body as bodies
 from ..physics.body import Body
 from ..physics.errors import ParameterError
-from ..physics.integrators import DOP853_ATOL, DOP853_RTOL, INTEGRATORS
+from ..physics import quaternion as quat
+from ..physics.integrators import (
+    DEFAULT_REORTHO,
+    DEFAULT_REORTHO_EVERY,
+    DOP853_ATOL,
+    DOP853_RTOL,
+    INTEGRATORS,
+    integrator_options,
+)
 from ..physics.loads import Force, Loads, Torque
 from ..physics.model import Model, compile_model
 from ..physics.state import State
 
-SHAPES = ("box", "ellipsoid", "cylinder", "t-handle", "custom")
+SHAPES = ("box", "ellipsoid", "cylinder", "t-handle", "custom", "mesh")
 #: number of entries and their meaning of ``body.size`` for each analytic shape
 SIZE_ENTRIES = {
     "box": (3, "edge lengths x, y, z"),
@@ -39,16 +47,49 @@ class BodySpec:
     size: tuple | None = (0.1, 0.4, 0.9)
     inertia: tuple | None = None  # custom: [Jxx, Jyy, Jzz, Jyz, Jxz, Jxy] or 3 principal moments
     allow_unphysical: bool = False
+    # custom only: the centre of mass seen from the reference point (body frame, m); the
+    # inertia is then about the reference point, as in Exudyn's physicsCenterOfMass
+    center_of_mass: tuple | None = None
+    # mesh only: the file as written in the scenario (relative to base_dir unless absolute),
+    # its unit (m | cm | mm) and exactly one of mass (then density is None) or density
+    # (kg/m^3; then mass is None). initial.position and velocity are the centre of mass's.
+    mesh: str | None = None
+    unit: str = "m"
+    density: float | None = None
+    base_dir: str | None = field(default=None, compare=False)
+
+    @property
+    def mesh_path(self):
+        """The mesh file: ``mesh`` resolved against ``base_dir`` (the TOML file's folder)."""
+        from pathlib import Path
+
+        path = Path(self.mesh)
+        return path if path.is_absolute() or self.base_dir is None else Path(self.base_dir) / path
 
     def build(self) -> Body:
         """The physics :class:`Body`; raises :class:`ParameterError` with ``body.`` fields."""
         try:
             if self.shape not in SHAPES:
                 raise ParameterError("shape", self.shape, "be one of " + " | ".join(SHAPES))
+            if self.shape == "mesh":
+                from .meshes import mesh_body
+
+                if self.mesh is None:
+                    raise ParameterError("mesh", None, "be given for shape = \"mesh\" (an STL, OBJ or PLY file)")
+                try:
+                    return mesh_body(self.mesh_path, self.unit, self.mass, self.density)
+                except ParameterError as err:
+                    if err.field == "mesh":  # name the file as the scenario wrote it
+                        raise ParameterError("mesh", self.mesh, err.rule) from None
+                    raise
             if self.shape == "custom":
                 if self.inertia is None:
                     raise ParameterError("inertia", None, "be given for shape = \"custom\" ([Jxx, Jyy, Jzz, Jyz, Jxz, Jxy])")
                 j = np.asarray(self.inertia, dtype=float)
+                if j.shape not in ((3,), (6,)):
+                    raise ParameterError("inertia", self.inertia, "have 6 entries [Jxx, Jyy, Jzz, Jyz, Jxz, Jxy] (or 3 principal moments)")
+                if self.center_of_mass is not None and any(x != 0 for x in self.center_of_mass):
+                    return bodies.from_reference_point(self.mass, j, self.center_of_mass, self.allow_unphysical)
                 if j.shape == (3,):
                     return bodies.from_principal_moments(self.mass, j, self.allow_unphysical)
                 if j.shape != (6,):
@@ -94,6 +135,8 @@ class SolverSpec:
     duration: float = DEFAULT_DURATION
     rtol: float = DOP853_RTOL
     atol: float = DOP853_ATOL
+    reorthonormalize: str = DEFAULT_REORTHO          # rotmat-euler: polar | gram-schmidt | none
+    reorthonormalize_every: int = DEFAULT_REORTHO_EVERY  # rotmat-euler: every k steps
 
     def validate(self) -> None:
         if self.integrator not in INTEGRATORS:
@@ -104,6 +147,16 @@ class SolverSpec:
                 raise ParameterError(f"solver.{name}", value, "be a finite number > 0")
         if self.dt > self.duration:
             raise ParameterError("solver.dt", self.dt, f"be <= solver.duration ({self.duration:g} s)")
+        try:
+            integrator_options(self.reorthonormalize, self.reorthonormalize_every)
+        except ParameterError as err:
+            raise err.prefixed("solver") from None
+
+    @property
+    def options(self) -> dict:
+        """Keyword arguments of :func:`~app.physics.integrators.simulate` besides dt."""
+        return {"rtol": self.rtol, "atol": self.atol, "reorthonormalize": self.reorthonormalize,
+                "reorthonormalize_every": self.reorthonormalize_every}
 
 
 def _is_positive_finite(value) -> bool:
@@ -142,10 +195,18 @@ class Scenario:
 
     @cached_property
     def initial_state(self) -> State:
+        """The initial state of the centre of mass (position and velocity are converted from
+        the reference point when the body has one off its centre of mass)."""
         try:
-            return State.initial(self.position, self.velocity, self.orientation, self.angular_velocity)
+            s = State.initial(self.position, self.velocity, self.orientation, self.angular_velocity)
         except ParameterError as err:
             raise err.prefixed("initial") from None
+        b = np.asarray(self.rigid_body.center_of_mass)
+        if self.body.shape == "custom" and np.any(b != 0):
+            arm = quat.rotate(s.q, b)
+            spin = quat.rotate(s.q, np.cross(s.w, b))
+            s = State(s.t, s.c + arm, s.v + spin, s.q, s.w)
+        return s
 
     @cached_property
     def applied_loads(self) -> Loads:
@@ -168,11 +229,11 @@ class Scenario:
 # ---------------------------------------------------------------- dict (TOML) round trip
 
 TOP_KEYS = ("name", "description", "body", "initial", "world", "loads", "solver")
-BODY_KEYS = ("shape", "mass", "size", "inertia", "allow_unphysical")
-INITIAL_KEYS = ("position", "velocity", "orientation", "angular_velocity")
+BODY_KEYS = ("shape", "mass", "size", "inertia", "allow_unphysical", "center_of_mass")
+INITIAL_KEYS = ("position", "velocity", "orientation", "orientation_xyz", "angular_velocity")
 WORLD_KEYS = ("gravity",)
 LOAD_KEYS = ("kind", "frame", "vector", "point")
-SOLVER_KEYS = ("integrator", "dt", "duration", "rtol", "atol")
+SOLVER_KEYS = ("integrator", "dt", "duration", "rtol", "atol", "reorthonormalize", "reorthonormalize_every")
 
 
 def _check_keys(table, allowed, where: str) -> None:
@@ -209,8 +270,29 @@ def _require(table, key, where):
     return table[key]
 
 
-def from_dict(data: dict, default_name: str = "untitled") -> Scenario:
-    """Validated :class:`Scenario` from a parsed TOML document."""
+def _mesh_fields(body_t: dict, base_dir) -> dict:
+    """``mesh``, ``unit``, ``density`` of a mesh body; exactly one of mass and density."""
+    from .meshes import UNITS, check_mass_or_density
+
+    mesh = _string(_require(body_t, "mesh", "body"), "body.mesh")
+    unit = _string(body_t.get("unit", "m"), "body.unit")
+    if unit not in UNITS:
+        raise ParameterError("body.unit", unit, "be one of " + " | ".join(UNITS))
+    density = _number(body_t["density"], "body.density") if "density" in body_t else None
+    try:
+        check_mass_or_density(body_t.get("mass"), density)
+    except ParameterError as err:
+        raise err.prefixed("body") from None
+    return {"mesh": mesh, "unit": unit, "density": density,
+            "base_dir": None if base_dir is None else str(base_dir)}
+
+
+def from_dict(data: dict, default_name: str = "untitled", base_dir=None) -> Scenario:
+    """Validated :class:`Scenario` from a parsed TOML document.
+
+    ``base_dir`` is the folder of the TOML file: a relative ``body.mesh`` is found there
+    (the current folder if None).
+    """
     _check_keys(data, TOP_KEYS, "scenario")
     name = _string(data.get("name", default_name), "name")
     description = _string(data.get("description", ""), "description")
@@ -220,9 +302,22 @@ def from_dict(data: dict, default_name: str = "untitled") -> Scenario:
     shape = _string(_require(body_t, "shape", "body"), "body.shape")
     if shape not in SHAPES:
         raise ParameterError("body.shape", shape, "be one of " + " | ".join(SHAPES))
-    mass = _number(_require(body_t, "mass", "body"), "body.mass")
+    mesh_fields = {}
+    if shape == "mesh":
+        mesh_fields = _mesh_fields(body_t, base_dir)
+        mass = _number(body_t["mass"], "body.mass") if "mass" in body_t else None
+    else:
+        for key in ("mesh", "unit", "density"):
+            if key in body_t:
+                raise ParameterError(f"body.{key}", body_t[key], "be given only with shape = \"mesh\"")
+        mass = _number(_require(body_t, "mass", "body"), "body.mass")
     size = inertia = None
-    if shape == "custom":
+    if shape == "mesh":
+        for key in ("size", "inertia"):
+            if key in body_t:
+                raise ParameterError(f"body.{key}", body_t[key], "not be given for shape = \"mesh\" "
+                                                                 "(the mesh and its mass or density define the body)")
+    elif shape == "custom":
         if "size" in body_t:
             raise ParameterError("body.size", body_t["size"], "not be given for shape = \"custom\" (give inertia)")
         inertia = _numbers(_require(body_t, "inertia", "body"), None, "body.inertia")
@@ -234,14 +329,28 @@ def from_dict(data: dict, default_name: str = "untitled") -> Scenario:
     allow = body_t.get("allow_unphysical", False)
     if not isinstance(allow, bool):
         raise ParameterError("body.allow_unphysical", allow, "be true or false")
-    body = BodySpec(shape, mass, size, inertia, allow)
+    com = None
+    if "center_of_mass" in body_t:
+        if shape != "custom":
+            raise ParameterError("body.center_of_mass", body_t["center_of_mass"],
+                                 "be given only with shape = \"custom\" (inertia about the reference point)")
+        com = _numbers(body_t["center_of_mass"], 3, "body.center_of_mass")
+    body = BodySpec(shape, mass, size, inertia, allow, center_of_mass=com, **mesh_fields)
 
     initial_t = data.get("initial", {})
     _check_keys(initial_t, INITIAL_KEYS, "initial")
+    if "orientation" in initial_t and "orientation_xyz" in initial_t:
+        raise ParameterError("initial.orientation_xyz", initial_t["orientation_xyz"],
+                             "not be given together with initial.orientation (exactly one of the two)")
+    if "orientation_xyz" in initial_t:
+        angles = _numbers(initial_t["orientation_xyz"], 3, "initial.orientation_xyz")
+        orientation = tuple(float(x) for x in quat.from_euler_xyz(np.array(angles)))
+    else:
+        orientation = _numbers(initial_t.get("orientation", [1.0, 0.0, 0.0, 0.0]), 4, "initial.orientation")
     initial = {
         "position": _numbers(initial_t.get("position", [0.0, 0.0, 0.0]), 3, "initial.position"),
         "velocity": _numbers(initial_t.get("velocity", [0.0, 0.0, 0.0]), 3, "initial.velocity"),
-        "orientation": _numbers(initial_t.get("orientation", [1.0, 0.0, 0.0, 0.0]), 4, "initial.orientation"),
+        "orientation": orientation,
         "angular_velocity": _numbers(initial_t.get("angular_velocity", [0.0, 0.0, 0.0]), 3, "initial.angular_velocity"),
     }
     world_t = data.get("world", {})
@@ -270,25 +379,42 @@ def from_dict(data: dict, default_name: str = "untitled") -> Scenario:
     solver_t = data.get("solver", {})
     _check_keys(solver_t, SOLVER_KEYS, "solver")
     integrator = _string(solver_t.get("integrator", DEFAULT_INTEGRATOR), "solver.integrator")
+    every = solver_t.get("reorthonormalize_every", DEFAULT_REORTHO_EVERY)
+    if isinstance(every, bool) or not isinstance(every, int):
+        raise ParameterError("solver.reorthonormalize_every", every, "be a whole number >= 0")
     solver = SolverSpec(
         integrator,
         _number(solver_t.get("dt", DEFAULT_DT), "solver.dt"),
         _number(solver_t.get("duration", DEFAULT_DURATION), "solver.duration"),
         _number(solver_t.get("rtol", DOP853_RTOL), "solver.rtol"),
         _number(solver_t.get("atol", DOP853_ATOL), "solver.atol"),
+        _string(solver_t.get("reorthonormalize", DEFAULT_REORTHO), "solver.reorthonormalize"),
+        every,
     )
     return Scenario(name, description, body, gravity=gravity, loads=tuple(loads), solver=solver, **initial)
 
 
-def to_dict(s: Scenario) -> dict:
-    """The TOML document of a scenario (round-trips through :func:`from_dict`)."""
+def to_dict(s: Scenario, base_dir=None) -> dict:
+    """The TOML document of a scenario (round-trips through :func:`from_dict`).
+
+    ``base_dir`` is the folder the document will be saved in: a relative mesh path is
+    rewritten relative to it (None keeps it as the scenario wrote it).
+    """
     body = {"shape": s.body.shape, "mass": s.body.mass}
-    if s.body.shape == "custom":
+    if s.body.shape == "mesh":
+        body = {"shape": "mesh", "mesh": _mesh_path_for(s.body, base_dir), "unit": s.body.unit}
+        if s.body.density is not None:
+            body["density"] = s.body.density
+        else:
+            body["mass"] = s.body.mass
+    elif s.body.shape == "custom":
         body["inertia"] = list(s.body.inertia)
     else:
         body["size"] = list(s.body.size)
     if s.body.allow_unphysical:
         body["allow_unphysical"] = True
+    if s.body.center_of_mass is not None:
+        body["center_of_mass"] = list(s.body.center_of_mass)
     doc = {
         "name": s.name,
         "description": s.description,
@@ -316,4 +442,17 @@ def to_dict(s: Scenario) -> dict:
     if s.solver.integrator == "dop853":
         doc["solver"]["rtol"] = s.solver.rtol
         doc["solver"]["atol"] = s.solver.atol
+    if s.solver.integrator == "rotmat-euler":
+        doc["solver"]["reorthonormalize"] = s.solver.reorthonormalize
+        doc["solver"]["reorthonormalize_every"] = s.solver.reorthonormalize_every
     return doc
+
+
+def _mesh_path_for(spec: BodySpec, base_dir) -> str:
+    """The mesh path to write in a TOML file saved in ``base_dir``."""
+    import os
+    from pathlib import Path
+
+    if base_dir is None or Path(spec.mesh).is_absolute():
+        return spec.mesh
+    return Path(os.path.relpath(Path(spec.mesh_path).resolve(), Path(base_dir).resolve())).as_posix()

@@ -38,7 +38,8 @@ TIMING_REPEATS = 3
 COLUMNS = (
     "scenario", "integrator", "dt", "pos_err_max", "pos_err_rms", "vel_err_max", "vel_err_rms",
     "angle_err_max", "angle_err_rms", "omega_err_max", "omega_err_rms", "E_drift_max",
-    "L_drift_max", "Lnorm_drift_max", "wall_per_sim_s", "steps_per_s", "batch_body_steps_per_s",
+    "L_drift_max", "Lnorm_drift_max", "orth_err_max", "det_err_max", "wall_per_sim_s", "steps_per_s",
+    "batch_body_steps_per_s",
 )
 
 
@@ -71,11 +72,21 @@ def _errors(traj, ref) -> dict:
 
 
 def _drifts(scenario: Scenario, traj) -> dict:
+    """Conservation drifts; for a method that integrates a rotation matrix (rotmat-euler),
+    also max |R^T R - 1| (Frobenius) and max |det R - 1|; else max ||q| - 1| in both."""
     d = diagnostics.diagnose(scenario.rigid_body, scenario.gravity, traj)
+    if traj.R is not None:
+        gram = np.swapaxes(traj.R, -1, -2) @ traj.R - np.eye(3)
+        orth = float(np.max(np.linalg.norm(gram, axis=(-2, -1))))
+        det = float(np.max(np.abs(np.linalg.det(traj.R) - 1)))
+    else:
+        orth = det = float(np.max(np.abs(np.linalg.norm(traj.q, axis=-1) - 1)))
     return {
         "E_drift_max": float(np.max(np.abs(d.E_drift))),
         "L_drift_max": float(np.max(d.L_drift)),
         "Lnorm_drift_max": float(np.max(np.abs(d.L_norm_drift))),
+        "orth_err_max": orth,
+        "det_err_max": det,
     }
 
 
@@ -129,11 +140,12 @@ def run_bench(
                 try:
                     if name == "exact" and not exact_ok:
                         raise ParameterError("integrator", "exact", "be used only without applied torques or forces")
-                    traj = simulate(model, state0, name, dt, duration, sample=sample)
+                    opts = sc.solver.options
+                    traj = simulate(model, state0, name, dt, duration, sample=sample, **opts)
                     ref = reference("exact" if exact_ok and name != "exact" else "dop853")
                     row.update(_errors(traj, ref))
                     row.update(_drifts(sc, traj))
-                    wall = _timed(lambda: simulate(model, state0, name, dt, duration, sample=duration))
+                    wall = _timed(lambda: simulate(model, state0, name, dt, duration, sample=duration, **opts))
                     n_steps = math.ceil(duration / dt * (1 - 1e-9))
                     row["wall_per_sim_s"] = wall / duration
                     row["steps_per_s"] = n_steps / wall
@@ -143,8 +155,8 @@ def run_bench(
                     wb = state0.w + 1e-3 * np.linalg.norm(state0.w) * rng.standard_normal((BATCH_BODIES, 3))
                     batch0 = State(state0.t, np.tile(state0.c, (BATCH_BODIES, 1)), np.tile(state0.v, (BATCH_BODIES, 1)),
                                    np.tile(state0.q, (BATCH_BODIES, 1)), wb)
-                    simulate(model, batch0, name, dt, batch_t, sample=batch_t)  # warm-up
-                    bwall = _timed(lambda: simulate(model, batch0, name, dt, batch_t, sample=batch_t))
+                    simulate(model, batch0, name, dt, batch_t, sample=batch_t, **opts)  # warm-up
+                    bwall = _timed(lambda: simulate(model, batch0, name, dt, batch_t, sample=batch_t, **opts))
                     row["batch_body_steps_per_s"] = BATCH_BODIES * batch_steps / bwall
                 except (DivergenceError, ParameterError) as err:
                     for key in COLUMNS[3:]:
@@ -160,8 +172,8 @@ def run_bench(
 def markdown_table(rows: list[dict]) -> str:
     """The rows as a Markdown table (figures to 2-3 significant digits)."""
     head = ["scenario", "integrator", "dt", "pos max", "pos rms", "vel max", "vel rms", "angle max (rad)",
-            "angle rms", "omega max", "omega rms", "E drift", "L drift", "|L| drift", "wall s/sim s",
-            "steps/s", "batch body-steps/s"]
+            "angle rms", "omega max", "omega rms", "E drift", "L drift", "|L| drift", "R^T R - 1", "det R - 1",
+            "wall s/sim s", "steps/s", "batch body-steps/s"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         cells = [r["scenario"], r["integrator"], f"{r['dt']:g}"]

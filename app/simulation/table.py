@@ -1,0 +1,114 @@
+"""Trajectory tables: the ``tumble simulate`` columns, Exudyn-named extra outputs, CSV/NPZ.
+
+The default columns are ``t,cx,cy,cz,vx,vy,vz,qw,qx,qy,qz,wx,wy,wz,Lx,Ly,Lz,T,V,E`` (centre
+of mass, world; quaternion body-to-world; omega body; L world about the centre of mass).
+Extra groups are named after Exudyn's output variables (case-insensitive):
+
+=========================  ==========================================================
+group                      columns
+=========================  ==========================================================
+AngularVelocity            wgx, wgy, wgz (world frame)
+Rotation                   rx, ry, rz (Tait-Bryan xyz, R = Rx Ry Rz, rad)
+RotationMatrix             R00 .. R22 (row-major, body to world)
+AngularAcceleration        agx, agy, agz (world frame)
+AngularAccelerationLocal   abx, aby, abz (body frame)
+Position                   px, py, pz (the --point, world)
+Velocity                   pvx, pvy, pvz (the --point, world)
+Acceleration               pax, pay, paz (the --point, world)
+VelocityLocal              pvbx, pvby, pvbz (the --point, body frame)
+AccelerationLocal          pabx, paby, pabz (the --point, body frame)
+=========================  ==========================================================
+
+The point is given in body coordinates from the body's reference point (the centre of
+mass unless the scenario sets ``body.center_of_mass``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..atomic import atomic_path
+from ..physics import diagnostics, quaternion as quat
+from ..physics.errors import ParameterError
+
+DEFAULT_COLUMNS = ("t", "cx", "cy", "cz", "vx", "vy", "vz", "qw", "qx", "qy", "qz",
+                   "wx", "wy", "wz", "Lx", "Ly", "Lz", "T", "V", "E")
+OUTPUT_GROUPS = {
+    "angularvelocity": ("wgx", "wgy", "wgz"),
+    "rotation": ("rx", "ry", "rz"),
+    "rotationmatrix": tuple(f"R{i}{j}" for i in range(3) for j in range(3)),
+    "angularacceleration": ("agx", "agy", "agz"),
+    "angularaccelerationlocal": ("abx", "aby", "abz"),
+    "position": ("px", "py", "pz"),
+    "velocity": ("pvx", "pvy", "pvz"),
+    "acceleration": ("pax", "pay", "paz"),
+    "velocitylocal": ("pvbx", "pvby", "pvbz"),
+    "accelerationlocal": ("pabx", "paby", "pabz"),
+}
+GROUP_NAMES = ("AngularVelocity", "Rotation", "RotationMatrix", "AngularAcceleration",
+               "AngularAccelerationLocal", "Position", "Velocity", "Acceleration",
+               "VelocityLocal", "AccelerationLocal")
+POINT_GROUPS = ("position", "velocity", "acceleration", "velocitylocal", "accelerationlocal")
+
+
+def parse_outputs(text: str | None) -> list[str]:
+    """Normalised group keys from a comma-separated list; raises ParameterError."""
+    if not text:
+        return []
+    keys = []
+    for item in text.split(","):
+        key = item.strip().replace("_", "").replace("-", "").lower()
+        if key not in OUTPUT_GROUPS:
+            raise ParameterError("--outputs", item.strip(), "name groups among " + ", ".join(GROUP_NAMES))
+        if key not in keys:
+            keys.append(key)
+    return keys
+
+
+def trajectory_table(scenario, traj, outputs=(), point=None) -> dict:
+    """Column name -> array for a trajectory of ``scenario`` (default columns first)."""
+    body = scenario.rigid_body
+    loads = scenario.applied_loads
+    d = diagnostics.diagnose(body, scenario.gravity, traj)
+    cols = [traj.t[:, None], traj.c, traj.v, traj.q, traj.w, d.L, d.T[:, None], d.V[:, None], d.E[:, None]]
+    data = np.hstack(cols)
+    table = {name: data[:, k] for k, name in enumerate(DEFAULT_COLUMNS)}
+    R = traj.rotation_matrices()
+    extra = {}
+    if "angularvelocity" in outputs:
+        extra["angularvelocity"] = quat.rotate(traj.q, traj.w)
+    if "rotation" in outputs:
+        extra["rotation"] = quat.to_euler_xyz(traj.q)
+    if "rotationmatrix" in outputs:
+        extra["rotationmatrix"] = R.reshape(len(traj.t), 9)
+    if "angularacceleration" in outputs or "angularaccelerationlocal" in outputs:
+        alpha = diagnostics.angular_acceleration_body(body, loads, traj.q, traj.w)
+        extra["angularaccelerationlocal"] = alpha
+        extra["angularacceleration"] = quat.rotate(traj.q, alpha)
+    if any(g in outputs for g in POINT_GROUPS):
+        p_ref = np.zeros(3) if point is None else np.asarray(point, dtype=float)
+        p_com = p_ref - np.asarray(body.center_of_mass)
+        kin = diagnostics.point_kinematics(body, loads, traj, p_com)
+        extra.update({"position": kin["position"], "velocity": kin["velocity"],
+                      "acceleration": kin["acceleration"], "velocitylocal": kin["velocity_local"],
+                      "accelerationlocal": kin["acceleration_local"]})
+    for key in outputs:
+        for k, name in enumerate(OUTPUT_GROUPS[key]):
+            table[name] = extra[key][:, k]
+    return table
+
+
+def write_table(path, table: dict) -> None:
+    """CSV (header + %.17g rows, exact round trip) or NPZ by extension, atomically."""
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        if path.suffix.lower() == ".npz":
+            with open(tmp, "wb") as fh:
+                np.savez(fh, **table)
+        else:
+            data = np.column_stack([table[k] for k in table])
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(",".join(table) + "\n")
+                np.savetxt(fh, data, delimiter=",", fmt="%.17g")
