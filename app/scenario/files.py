@@ -43,13 +43,13 @@ def resolve(name_or_path) -> Path:
     )
 
 
-def loads_toml(text: str, default_name: str = "untitled", source: str = "scenario") -> Scenario:
-    """Scenario from TOML text."""
+def loads_toml(text: str, default_name: str = "untitled", source: str = "scenario", base_dir=None) -> Scenario:
+    """Scenario from TOML text; a relative mesh path is looked up in ``base_dir``."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ParameterError(source, str(err).splitlines()[0], "be valid TOML") from None
-    return from_dict(data, default_name)
+    return from_dict(data, default_name, base_dir=base_dir)
 
 
 def load(name_or_path) -> Scenario:
@@ -59,14 +59,14 @@ def load(name_or_path) -> Scenario:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         raise ParameterError("scenario", str(path), f"be a readable UTF-8 file ({err.__class__.__name__})") from None
-    return loads_toml(text, default_name=path.stem, source=str(path))
+    return loads_toml(text, default_name=path.stem, source=str(path), base_dir=path.resolve().parent)
 
 
-def dumps(scenario: Scenario) -> str:
-    """TOML text of a scenario."""
-    return tomli_w.dumps(to_dict(scenario))
+def dumps(scenario: Scenario, base_dir=None) -> str:
+    """TOML text of a scenario (a relative mesh path rewritten relative to ``base_dir``)."""
+    return tomli_w.dumps(to_dict(scenario, base_dir))
 
 
 def save(scenario: Scenario, path) -> None:
     """Write a scenario as TOML, atomically."""
-    write_text(path, dumps(scenario))
+    write_text(path, dumps(scenario, Path(path).parent))

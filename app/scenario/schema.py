@@ -229,7 +229,7 @@ class Scenario:
 # ---------------------------------------------------------------- dict (TOML) round trip
 
 TOP_KEYS = ("name", "description", "body", "initial", "world", "loads", "solver")
-BODY_KEYS = ("shape", "mass", "size", "inertia", "allow_unphysical", "center_of_mass")
+BODY_KEYS = ("shape", "mass", "size", "inertia", "allow_unphysical", "center_of_mass", "mesh", "unit", "density")
 INITIAL_KEYS = ("position", "velocity", "orientation", "orientation_xyz", "angular_velocity")
 WORLD_KEYS = ("gravity",)
 LOAD_KEYS = ("kind", "frame", "vector", "point")
