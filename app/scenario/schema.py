@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -50,21 +51,13 @@ class BodySpec:
     # custom only: the centre of mass seen from the reference point (body frame, m); the
     # inertia is then about the reference point, as in Exudyn's physicsCenterOfMass
     center_of_mass: tuple | None = None
-    # mesh only: the file as written in the scenario (relative to base_dir unless absolute),
-    # its unit (m | cm | mm) and exactly one of mass (then density is None) or density
-    # (kg/m^3; then mass is None). initial.position and velocity are the centre of mass's.
+    # mesh only: the file (absolute once loaded from a TOML file, whose folder a relative
+    # path is taken from), its unit (m | cm | mm) and exactly one of mass (then density is
+    # None) or density (kg/m^3; then mass is None). initial.position and velocity are the
+    # centre of mass's.
     mesh: str | None = None
     unit: str = "m"
     density: float | None = None
-    base_dir: str | None = field(default=None, compare=False)
-
-    @property
-    def mesh_path(self):
-        """The mesh file: ``mesh`` resolved against ``base_dir`` (the TOML file's folder)."""
-        from pathlib import Path
-
-        path = Path(self.mesh)
-        return path if path.is_absolute() or self.base_dir is None else Path(self.base_dir) / path
 
     def build(self) -> Body:
         """The physics :class:`Body`; raises :class:`ParameterError` with ``body.`` fields."""
@@ -77,7 +70,7 @@ class BodySpec:
                 if self.mesh is None:
                     raise ParameterError("mesh", None, "be given for shape = \"mesh\" (an STL, OBJ or PLY file)")
                 try:
-                    return mesh_body(self.mesh_path, self.unit, self.mass, self.density)
+                    return mesh_body(self.mesh, self.unit, self.mass, self.density)
                 except ParameterError as err:
                     if err.field == "mesh":  # name the file as the scenario wrote it
                         raise ParameterError("mesh", self.mesh, err.rule) from None
@@ -283,8 +276,9 @@ def _mesh_fields(body_t: dict, base_dir) -> dict:
         check_mass_or_density(body_t.get("mass"), density)
     except ParameterError as err:
         raise err.prefixed("body") from None
-    return {"mesh": mesh, "unit": unit, "density": density,
-            "base_dir": None if base_dir is None else str(base_dir)}
+    if base_dir is not None and not os.path.isabs(mesh):
+        mesh = os.path.normpath(os.path.join(os.path.abspath(base_dir), mesh))
+    return {"mesh": mesh, "unit": unit, "density": density}
 
 
 def from_dict(data: dict, default_name: str = "untitled", base_dir=None) -> Scenario:
@@ -397,8 +391,8 @@ def from_dict(data: dict, default_name: str = "untitled", base_dir=None) -> Scen
 def to_dict(s: Scenario, base_dir=None) -> dict:
     """The TOML document of a scenario (round-trips through :func:`from_dict`).
 
-    ``base_dir`` is the folder the document will be saved in: a relative mesh path is
-    rewritten relative to it (None keeps it as the scenario wrote it).
+    ``base_dir`` is the folder the document will be saved in: the mesh path is written
+    relative to it (None writes it as stored: absolute for a scenario loaded from a file).
     """
     body = {"shape": s.body.shape, "mass": s.body.mass}
     if s.body.shape == "mesh":
@@ -449,10 +443,9 @@ def to_dict(s: Scenario, base_dir=None) -> dict:
 
 
 def _mesh_path_for(spec: BodySpec, base_dir) -> str:
-    """The mesh path to write in a TOML file saved in ``base_dir``."""
-    import os
+    """The mesh path to write in a TOML file saved in ``base_dir`` (relative to it)."""
     from pathlib import Path
 
-    if base_dir is None or Path(spec.mesh).is_absolute():
+    if base_dir is None:
         return spec.mesh
-    return Path(os.path.relpath(Path(spec.mesh_path).resolve(), Path(base_dir).resolve())).as_posix()
+    return Path(os.path.relpath(os.path.abspath(spec.mesh), os.path.abspath(base_dir))).as_posix()
