@@ -17,6 +17,7 @@ last re-orthonormalisation (y[22]); its quaternion is refreshed from that matrix
     params[10:13] constant torque in the world frame
     params[13:16] sum of body-fixed forces (body frame)
     params[16:19] sum of world-fixed forces (world frame)
+    params[19]    1.0 if any load other than gravity is applied (else the kernels skip them)
 
 ``points``/``wforces`` (k x 3) are world-fixed forces applied at body points: their torque
 ``p x R^T f`` depends on the orientation.
@@ -127,7 +128,12 @@ def deriv(y, params, points, wforces, dy, ws):
     w1, w2, w3 = y[10], y[11], y[12]
     tau = ws[0:3]
     acc = ws[3:6]
-    _loads(q, params, points, wforces, tau, acc, ws[6:12])
+    if params[19] != 0.0:
+        _loads(q, params, points, wforces, tau, acc, ws[6:12])
+    else:
+        for i in range(3):
+            tau[i] = 0.0
+            acc[i] = params[4 + i]
     dy[0] = y[3]
     dy[1] = y[4]
     dy[2] = y[5]
@@ -552,7 +558,7 @@ def step(y, method, h, params, points, wforces, order, ws, loaded, options):
 
 @njit(cache=True)
 def has_loads(params, points):
-    """True if any torque or force other than gravity is applied."""
+    """True if any torque or force other than gravity is applied (as ``params[19]`` says)."""
     for i in range(7, 19):
         if params[i] != 0.0:
             return True
@@ -560,40 +566,48 @@ def has_loads(params, points):
 
 
 @njit(cache=True)
+def _run_body(y, method, h, n_out, every, params, points, wforces, order, out_b, options, loaded, ws):
+    """Advance one row; returns (status, 1-based failing step or 0)."""
+    lim2 = OMEGA_LIMIT * OMEGA_LIMIT
+    for k in range(n_out):
+        for s in range(every):
+            ok = step(y, method, h, params, points, wforces, order, ws, loaded, options)
+            w2 = y[10] * y[10] + y[11] * y[11] + y[12] * y[12]
+            finite = True
+            for i in range(y.shape[0]):
+                if not math.isfinite(y[i]):
+                    finite = False
+            if not ok or not finite or w2 > lim2:
+                # the rest of this body's output holds its last state
+                for kk in range(k, n_out):
+                    for i in range(y.shape[0]):
+                        out_b[kk, i] = y[i]
+                return (2 if (finite and w2 <= lim2) else 1), k * every + s + 1
+        for i in range(y.shape[0]):
+            out_b[k, i] = y[i]
+    return 0, 0
+
+
+@njit(cache=True)
 def run(ys, method, h, n_out, every, params, points, wforces, order, out, options):
     """Advance N rows ``ys`` (in place) by ``n_out * every`` steps of size h.
 
-    After every ``every`` steps row b is copied to ``out[k, b]``. Returns
-    ``(status, body, step)``: status 0 ok, 1 non-finite or |omega| > OMEGA_LIMIT,
-    2 implicit solve failed; ``step`` is the 1-based step of the first failure.
+    After every ``every`` steps row b is copied to ``out[k, b]``. Returns ``(status, body, step)`` of the earliest failure:
+    status 0 ok, 1 non-finite or |omega| > OMEGA_LIMIT, 2 implicit solve failed; ``step``
+    is 1-based.
     """
-    lim2 = OMEGA_LIMIT * OMEGA_LIMIT
-    fail_status = 0
-    fail_body = -1
-    fail_step = n_out * every + 1
-    ws = np.empty((8, 13))
+    n = ys.shape[0]
+    status = np.zeros(n, dtype=np.int64)
+    fail_at = np.zeros(n, dtype=np.int64)
     loaded = has_loads(params, points)
-    for b in range(ys.shape[0]):
-        y = ys[b]
-        failed = False
-        for k in range(n_out):
-            if not failed:
-                for s in range(every):
-                    ok = step(y, method, h, params, points, wforces, order, ws, loaded, options)
-                    w2 = y[10] * y[10] + y[11] * y[11] + y[12] * y[12]
-                    finite = True
-                    for i in range(y.shape[0]):
-                        if not math.isfinite(y[i]):
-                            finite = False
-                    if not ok or not finite or w2 > lim2:
-                        failed = True
-                        n = k * every + s + 1
-                        if n < fail_step:
-                            fail_step = n
-                            fail_body = b
-                            fail_status = 2 if (finite and w2 <= lim2) else 1
-                        break
-            # after a failure the rest of this body's output holds its last state
-            for i in range(y.shape[0]):
-                out[k, b, i] = y[i]
+    ws = np.empty((8, 13))
+    for b in range(n):
+        st, at = _run_body(ys[b], method, h, n_out, every, params, points, wforces, order, out[:, b, :],
+                           options, loaded, ws)
+        status[b] = st
+        fail_at[b] = at
+    fail_status, fail_body, fail_step = 0, -1, n_out * every + 1
+    for b in range(n):
+        if status[b] != 0 and fail_at[b] < fail_step:
+            fail_status, fail_body, fail_step = status[b], b, fail_at[b]
     return fail_status, fail_body, fail_step

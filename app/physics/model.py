@@ -63,7 +63,7 @@ def compile_model(body: Body, loads: Loads | None = None) -> Model:
     loads = loads or Loads()
     moments, axes = body.principal()
     to_p = axes.T  # body coordinates -> principal coordinates
-    params = np.zeros(19)
+    params = np.zeros(20)
     params[0:3] = moments
     params[3] = body.mass
     params[4:7] = loads.gravity
@@ -82,6 +82,7 @@ def compile_model(body: Body, loads: Loads | None = None) -> Model:
             params[16:19] += f.vector
             points.append(to_p @ f.point)
             wforces.append(f.vector)
+    params[19] = 1.0 if (np.any(params[7:19] != 0) or points) else 0.0
     points_arr = np.array(points, dtype=float).reshape(-1, 3)
     wforces_arr = np.array(wforces, dtype=float).reshape(-1, 3)
     return Model(body, loads, moments, axes, quat.from_matrix(axes), params, points_arr, wforces_arr)
