@@ -4,12 +4,13 @@ Call tree::
 
     mesh_body(path, unit, mass=None, density=None) -> physics Body (shape "mesh")
       load_mesh(path, unit)                        -> MeshGeometry (cached by file and unit)
-        _read            trimesh.load_mesh, units -> metres
-        _repair          merge vertices, drop degenerate faces, fix winding and normals
-        _refuse_bad      too few faces, open edges, non-orientable, volume <= 0,
-                         self-intersection (find_self_intersections)
-        mass properties  trimesh (unit density)
-      scale by density (or mass / volume), shift to the centre of mass
+        _read              trimesh.load_mesh, units -> metres
+        measure(mesh)      (also for meshes made in memory)
+          _repair          merge vertices, drop degenerate faces, fix winding and normals
+          _refuse_bad      too few faces, open edges, non-orientable, volume <= 0,
+                           self-intersection (find_self_intersections)
+          mass properties  trimesh (unit density)
+      body_from_geometry   scale by density (or mass / volume), shift to the centre of mass
 
 Volume, centre of mass and inertia come from trimesh's ``mass_properties`` (divergence
 theorem over the triangles: Eberly, "Polyhedral Mass Properties (Revisited)", 2002), not
@@ -82,12 +83,13 @@ def mesh_body(path, unit: str = "m", mass: float | None = None, density: float |
     ParameterError
         Naming ``mesh``, ``unit``, ``mass`` or ``density``, the value and the rule.
     """
-    check_mass_or_density(mass, density)
-    if mass is not None:
-        _check_positive("mass", mass, "kg")
-    else:
-        _check_positive("density", density, "kg/m^3")
-    geo = load_mesh(path, unit)
+    _check_amount(mass, density)  # before reading the file: cheap rules first
+    return body_from_geometry(load_mesh(path, unit), mass, density)
+
+
+def body_from_geometry(geo: MeshGeometry, mass: float | None = None, density: float | None = None) -> Body:
+    """The uniform-density body of checked geometry, given exactly one of mass or density."""
+    _check_amount(mass, density)
     rho = density if density is not None else mass / geo.volume
     total = rho * geo.volume if mass is None else float(mass)
     return Body(
@@ -120,9 +122,16 @@ def load_mesh(path, unit: str = "m") -> MeshGeometry:
 
 @lru_cache(maxsize=16)
 def _load_cached(path: str, _size: int, _mtime_ns: int, unit: str) -> MeshGeometry:
-    mesh = _read(path, unit)
+    return measure(_read(path, unit), path)
+
+
+def measure(mesh, name: str = "mesh") -> MeshGeometry:
+    """Repair (in place), check and measure a ``trimesh.Trimesh`` already in metres.
+
+    ``name`` is the value error messages show (the file, for meshes read from one).
+    """
     _repair(mesh)
-    _refuse_bad(mesh, path)
+    _refuse_bad(mesh, name)
     mesh.density = 1.0
     props = mesh.mass_properties
     vertices = np.array(mesh.vertices, dtype=float)
@@ -158,7 +167,17 @@ def _repair(mesh) -> None:
     mesh.update_faces(mesh.nondegenerate_faces())
     mesh.update_faces(mesh.unique_faces())
     mesh.remove_unreferenced_vertices()
-    trimesh.repair.fix_normals(mesh, multibody=True)
+    if mesh.is_winding_consistent or _has_networkx():
+        with np.errstate(divide="ignore", invalid="ignore"):  # a flat mesh is refused later
+            trimesh.repair.fix_normals(mesh, multibody=True)
+    # else: trimesh's re-winding walks the face graph with networkx, which is optional;
+    # _refuse_bad then says why the mesh is refused
+
+
+def _has_networkx() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("networkx") is not None
 
 
 def _refuse_bad(mesh, path: str) -> None:
@@ -172,11 +191,15 @@ def _refuse_bad(mesh, path: str) -> None:
         raise ParameterError("mesh", path, f"be a closed (watertight) surface; {open_edges} edges are not "
                                            "shared by exactly two faces")
     if not mesh.is_winding_consistent:
-        raise ParameterError("mesh", path, "be orientable (consistent face winding could not be found)")
+        why = ("no consistent winding exists (not orientable)" if _has_networkx()
+               else "trimesh can re-wind it only with networkx installed: pip install networkx")
+        raise ParameterError("mesh", path, f"have its faces wound consistently ({why})")
     extent = np.ptp(mesh.vertices, axis=0)
     box_volume = float(np.prod(extent))
-    if not mesh.volume > MIN_VOLUME_FRACTION * box_volume or box_volume == 0:
-        raise ParameterError("mesh", path, f"enclose a volume > 0 (degenerate or flat), got volume {mesh.volume:.3g} m^3")
+    with np.errstate(divide="ignore", invalid="ignore"):  # trimesh divides by the volume
+        volume = float(mesh.volume)
+    if not volume > MIN_VOLUME_FRACTION * box_volume or box_volume == 0:
+        raise ParameterError("mesh", path, f"enclose a volume > 0 (this one is flat or degenerate: {volume:.3g} m^3)")
     pairs = find_self_intersections(mesh.vertices, mesh.faces, limit=1)
     if len(pairs):
         i, j = pairs[0]
@@ -190,6 +213,14 @@ def check_mass_or_density(mass, density) -> None:
                                                   "or density in kg/m^3)")
     if mass is None and density is None:
         raise ParameterError("mass", None, "be given, or density (exactly one of mass in kg or density in kg/m^3)")
+
+
+def _check_amount(mass, density) -> None:
+    check_mass_or_density(mass, density)
+    if mass is not None:
+        _check_positive("mass", mass, "kg")
+    else:
+        _check_positive("density", density, "kg/m^3")
 
 
 def _check_positive(name: str, value, unit: str) -> None:
