@@ -56,6 +56,18 @@ def _nonnegative(name):
     return parse
 
 
+def _whole(name, lowest, highest):
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
+        if not lowest <= value <= highest:
+            raise argparse.ArgumentTypeError(f"{name} must be between {lowest} and {highest}, got {text}")
+        return value
+    return parse
+
+
 def _integrator(text):
     from .physics.integrators import INTEGRATORS
 
@@ -98,6 +110,14 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--gui", action="store_true", help="measure the real window instead")
     b.add_argument("--seconds", type=_positive("--seconds"), default=60.0, help="GUI bench length (s)")
     b.add_argument("--speed", type=_positive("--speed"), default=1.0, help="GUI bench playback speed")
+
+    st = sub.add_parser("stability", help="map how far omega wanders, for spin axes all over the sphere")
+    st.add_argument("scenario", help="preset name or TOML file (its body and |omega| are used)")
+    st.add_argument("--directions", type=_whole("--directions", 1, 1_000_000), default=2000, metavar="N",
+                    help="initial spin axes, a Fibonacci lattice in body axes (default 2000)")
+    st.add_argument("--duration", type=_positive("--duration"), default=20.0, metavar="S",
+                    help="simulated time per direction (s, default 20)")
+    st.add_argument("--out", required=True, help="FILE.npz (arrays) or FILE.png (latitude-longitude map)")
 
     g = sub.add_parser("gui", help="open the app window")
     g.add_argument("scenario", nargs="?")
@@ -316,6 +336,32 @@ def cmd_bench(args) -> int:
     return EXIT_OK
 
 
+def cmd_stability(args) -> int:
+    import numpy as np
+
+    from .simulation.stability import stability_map, write_npz, write_png
+
+    out = _check_out(args.out, (".npz", ".png"))
+    sc = _load_scenario(args.scenario)
+    omega_norm = float(np.linalg.norm(sc.angular_velocity))
+    if omega_norm == 0:
+        raise UsageError(f"initial.angular_velocity of {sc.name!r} must be non-zero for a stability map "
+                         "(its magnitude sets the spin rate), got [0, 0, 0]")
+    bar = ProgressBar("stability")
+    smap = stability_map(sc.rigid_body, omega_norm, args.directions, args.duration, progress=bar)
+    bar.close()
+    if out.suffix.lower() == ".png":
+        write_png(smap, out, title=f"{sc.name}: stability map, |ω| = {omega_norm:.4g} rad/s, "
+                                   f"{args.duration:g} s, {args.directions} directions")
+    else:
+        write_npz(smap, out)
+    axis = ", ".join(f"{label.split(':')[0]} {w:.3g}" for label, w in zip(smap.axis_labels, smap.axis_wander()))
+    print(f"{sc.name}: {args.directions} directions at |omega| = {omega_norm:.6g} rad/s over {args.duration:g} s "
+          f"({smap.integrator}, dt = {smap.dt:.3g} s); wander (rad) near the axes: {axis}")
+    print(f"wrote {out}")
+    return EXIT_OK
+
+
 def cmd_gui(args) -> int:
     from .gui.launch import run_gui
 
@@ -330,6 +376,7 @@ COMMANDS = {
     "presets": cmd_presets,
     "inspect": cmd_inspect,
     "bench": cmd_bench,
+    "stability": cmd_stability,
     "gui": cmd_gui,
 }
 
