@@ -60,6 +60,8 @@ SAMPLE_ANGLE = 0.16
 CHUNK_BYTES = 48 * 2**20
 #: bytes per sample and body kept by simulate (13 state numbers, plus the user-frame copy)
 BYTES_PER_SAMPLE = 2 * 13 * 8
+#: the run is split into at least this many chunks, so that progress moves smoothly
+MIN_CHUNKS = 25
 #: moments within this relative amount of each other count as equal (a symmetric body)
 SYMMETRY_SLACK = 1e-9
 DEFAULT_DIRECTIONS = 2000
@@ -241,7 +243,7 @@ def stability_map(
     every = max(1, int(SAMPLE_ANGLE // STEP_ANGLE))
     sample = every * dt
     samples_total = max(1, math.ceil(duration / sample * (1 - 1e-12)))
-    per_chunk = max(1, min(samples_total, CHUNK_BYTES // (n * BYTES_PER_SAMPLE)))
+    per_chunk = max(1, min(math.ceil(samples_total / MIN_CHUNKS), CHUNK_BYTES // (n * BYTES_PER_SAMPLE)))
     best_cos = np.ones(n)  # running min of cos(angle), i.e. the running max of the angle
     done = 0
     while done < samples_total:
@@ -361,6 +363,7 @@ def write_png(smap: StabilityMap, path, title: str = "") -> dict:
             la, lo = lat_lon(sign * smap.axes[:, k], smap.frame)
             la, lo = math.degrees(float(la)), math.degrees(float(lo))
             lo = -180.0 if lo > 179.999 else lo  # draw the antipode on the left edge only
+            lo = 0.0 if abs(la) > 89.999 else lo  # a pole's longitude is round-off
             places[(k, sign)] = (lo, la)
             ax.plot(lo, la, markers[k], ms=10, mfc="none", mec="white", mew=2.0, clip_on=False,
                     label=f"{name} axis, I{k + 1} = {smap.moments[k]:.4g} kg m²: {verdict}" if sign > 0 else None)
