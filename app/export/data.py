@@ -1,0 +1,46 @@
+"""Data exports: the trajectory at the frame times (CSV/NPZ), the scenario (TOML), a view (PNG).
+
+The table has the ``tumble simulate`` columns (:mod:`app.simulation.table`), one row per
+frame of the animation the same settings would make, so a clip and its numbers line up.
+Every file is written atomically.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..atomic import atomic_path
+from ..simulation.table import trajectory_table, write_table
+from .settings import ExportSettings, plan_export
+
+
+def export_data(scenario, settings: ExportSettings) -> tuple[Path, int]:
+    """Write ``settings.out`` (.csv, .npz or .toml); returns (path, rows written).
+
+    Raises :class:`~app.physics.errors.ParameterError` for bad settings and
+    :class:`~app.physics.errors.DivergenceError` if the run diverges.
+    """
+    plan = plan_export(scenario, settings)
+    if plan.format == "toml":
+        from ..scenario import save
+
+        save(scenario, plan.out)
+        return plan.out, 0
+    if plan.format not in ("csv", "npz"):
+        raise ValueError(f"export_data writes .csv, .npz or .toml, not {plan.out.suffix}")
+    from .timeline import simulate_timeline
+
+    frames = simulate_timeline(scenario, plan).frames()
+    write_table(plan.out, trajectory_table(scenario, frames))
+    return plan.out, len(frames)
+
+
+def export_view_png(plotter, path) -> Path:
+    """Save what ``plotter`` shows now as a PNG, atomically. Thread: the plotter's (GUI) thread."""
+    import imageio.v3 as iio
+
+    image = plotter.screenshot(return_img=True)
+    path = Path(path)
+    with atomic_path(path) as tmp:
+        iio.imwrite(tmp, image, extension=".png")
+    return path

@@ -1,0 +1,284 @@
+"""What an animation export makes: the user's choices, checked, and the frame plan they imply.
+
+:class:`ExportSettings` holds the choices as given (``None`` means "the default for this
+format"); :func:`plan_export` checks them against the scenario and returns an
+:class:`ExportPlan` with every number settled: format, size, frame rate, frame count and
+the simulated time of each frame. Errors are :class:`~app.physics.errors.ParameterError`
+naming the setting (``fps``, ``size``, ...), the value and the rule; the command line puts
+``--`` in front of the name.
+
+Time: a clip lasts ``duration`` seconds of video. Frame ``i`` is shown at ``i / fps`` and
+shows the simulation at ``start + i * speed / fps``, so ``speed`` 0.25 is slow motion and
+4 a time-lapse. The simulated span ``duration * speed`` must fit in the scenario's run.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..physics.errors import ParameterError
+
+#: animation formats by file extension
+FORMATS = {".mp4": "mp4", ".gif": "gif", ".png": "png"}
+#: data formats by file extension: the trajectory at the frame times (the ``tumble simulate``
+#: columns, one row per frame) or the scenario itself
+DATA_FORMATS = {".csv": "csv", ".npz": "npz", ".toml": "toml"}
+#: defaults of a movie or frame sequence
+DEFAULT_FPS = 30
+DEFAULT_SIZE = (1280, 720)
+#: defaults of a GIF: small enough to share in a chat, and 20 fps is a whole number of
+#: the format's 1/100 s frame delays (30 fps is not)
+GIF_DEFAULT_FPS = 20
+GIF_DEFAULT_SIZE = (640, 360)
+#: longest default clip (s of video); shorter when the scenario's run is shorter
+DEFAULT_DURATION = 10.0
+#: frame-rate limits (frames per second of video)
+MAX_FPS = 240
+#: frame size limits (pixels); both sides even, because H.264 in yuv420p needs it
+MIN_SIZE = (160, 120)
+MAX_SIZE = (3840, 2160)
+#: scene beside plots needs room for both
+MIN_WIDTH_WITH_PLOTS = 480
+#: playback speed limits (simulated seconds per second of video)
+MIN_SPEED = 0.01
+MAX_SPEED = 100.0
+#: most frames one export may make (10 minutes at 60 fps)
+MAX_FRAMES = 36000
+#: the plot panel takes this fraction of the frame width when plots are on
+PLOT_FRACTION = 0.375
+#: a span that overshoots the scenario's run by less than this (relative) still fits
+SPAN_SLACK = 1e-9
+
+
+@dataclass(frozen=True)
+class Overlay:
+    """Text drawn over the scene: simulated time, flip count, and a title.
+
+    ``title`` is the text itself; ``""`` means the scenario's name and ``None`` no title.
+    """
+
+    time: bool = True
+    flips: bool = True
+    title: str | None = ""
+
+
+@dataclass(frozen=True)
+class ExportSettings:
+    """An animation export as the user asked for it; ``None`` fields take the format's default.
+
+    Parameters
+    ----------
+    out : path ending in .mp4, .gif or .png (.png writes ``NAME_0000.png``, ``NAME_0001.png``, ...),
+        or for data .csv/.npz (the trajectory, one row per frame) or .toml (the scenario)
+    fps : frames per second of video (whole number, 1 to 240)
+    duration : length of the clip in seconds of video
+    start : simulated time of the first frame (s)
+    speed : simulated seconds per second of video (0.25 slow motion, 4 time-lapse)
+    size : (width, height) of a frame in pixels, both even
+    with_plots : the scene with the plots of L, omega and the drifts beside it
+    overlay : the text drawn over the scene
+    """
+
+    out: Path
+    fps: int | None = None
+    duration: float | None = None
+    start: float = 0.0
+    speed: float = 1.0
+    size: tuple | None = None
+    with_plots: bool = False
+    overlay: Overlay = field(default_factory=Overlay)
+
+
+@dataclass(frozen=True)
+class ExportPlan:
+    """Every number of an export, settled and checked (see :func:`plan_export`)."""
+
+    out: Path
+    format: str
+    fps: int
+    size: tuple
+    n_frames: int
+    start: float
+    speed: float
+    with_plots: bool
+    overlay: Overlay
+    title: str | None
+
+    @property
+    def duration(self) -> float:
+        """Length of the clip (s of video)."""
+        return self.n_frames / self.fps
+
+    @property
+    def frame_interval(self) -> float:
+        """Simulated time between two frames (s)."""
+        return self.speed / self.fps
+
+    @property
+    def end(self) -> float:
+        """Simulated time of the last frame (s)."""
+        return self.start + (self.n_frames - 1) * self.frame_interval
+
+    @property
+    def frame_times(self) -> np.ndarray:
+        """Simulated time of every frame (s)."""
+        return self.start + np.arange(self.n_frames) * self.frame_interval
+
+    @property
+    def scene_size(self) -> tuple:
+        """(width, height) of the 3D scene: the whole frame, or its left part beside the plots."""
+        w, h = self.size
+        return (w - self.plot_width, h)
+
+    @property
+    def plot_width(self) -> int:
+        """Width of the plot panel (pixels, even; 0 without plots)."""
+        if not self.with_plots:
+            return 0
+        return 2 * int(round(self.size[0] * PLOT_FRACTION / 2))
+
+
+def _finite(name: str, value, rule: str) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(name, value, rule) from None
+    if not math.isfinite(x):
+        raise ParameterError(name, value, rule)
+    return x
+
+
+def parse_size(text: str) -> tuple:
+    """``"1280x720"`` -> (1280, 720); raises :class:`ParameterError` on anything else."""
+    parts = str(text).lower().replace("*", "x").split("x")
+    try:
+        if len(parts) != 2:
+            raise ValueError
+        w, h = (int(p) for p in parts)
+    except ValueError:
+        raise ParameterError("size", text, "be WIDTHxHEIGHT in pixels, like 1280x720") from None
+    return (w, h)
+
+
+def check_size(size, with_plots: bool = False) -> tuple:
+    """The (width, height) if it is allowed, else :class:`ParameterError`."""
+    try:
+        w, h = (int(v) for v in size)
+        if (w, h) != tuple(size):
+            raise ValueError
+    except (TypeError, ValueError):
+        raise ParameterError("size", size, "be two whole numbers of pixels (width, height)") from None
+    text = f"{w}x{h}"
+    if w % 2 or h % 2:
+        raise ParameterError("size", text, "have an even width and height (H.264 in yuv420p needs it)")
+    if w < MIN_SIZE[0] or h < MIN_SIZE[1]:
+        raise ParameterError("size", text, f"be at least {MIN_SIZE[0]}x{MIN_SIZE[1]}")
+    if w > MAX_SIZE[0] or h > MAX_SIZE[1]:
+        raise ParameterError("size", text, f"be at most {MAX_SIZE[0]}x{MAX_SIZE[1]}")
+    if with_plots and w < MIN_WIDTH_WITH_PLOTS:
+        raise ParameterError("size", text, f"be at least {MIN_WIDTH_WITH_PLOTS} pixels wide with plots")
+    return (w, h)
+
+
+def check_out(out) -> tuple[Path, str]:
+    """(path, format) of an output path, or :class:`ParameterError` naming ``out``."""
+    path = Path(out)
+    known = {**FORMATS, **DATA_FORMATS}
+    fmt = known.get(path.suffix.lower())
+    if fmt is None:
+        raise ParameterError("out", str(out), "end in " + ", ".join(known))
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise ParameterError("out", str(out), "be in an existing folder")
+    if path.is_dir():
+        raise ParameterError("out", str(out), "be a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK) or not _can_create_in(folder):
+        raise ParameterError("out", str(out), "be in a writable folder")
+    return path, fmt
+
+
+def _can_create_in(folder: Path) -> bool:
+    """Whether a file can be made in ``folder`` (root passes os.access on read-only mounts)."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".tumble-probe-", dir=folder)
+    except OSError:
+        return False
+    os.close(fd)
+    os.unlink(probe)
+    return True
+
+
+def plan_export(scenario, settings: ExportSettings) -> ExportPlan:
+    """Settle and check every number of ``settings`` for ``scenario``.
+
+    Raises :class:`~app.physics.errors.ParameterError` naming the first setting that
+    breaks a rule (``out``, ``fps``, ``size``, ``speed``, ``start``, ``duration``).
+    """
+    out, fmt = check_out(settings.out)
+    gif = fmt == "gif"
+
+    fps_in = (GIF_DEFAULT_FPS if gif else DEFAULT_FPS) if settings.fps is None else settings.fps
+    fps_x = _finite("fps", fps_in, f"be a whole number from 1 to {MAX_FPS}")
+    if fps_x != int(fps_x) or not 1 <= fps_x <= MAX_FPS:
+        raise ParameterError("fps", fps_in, f"be a whole number from 1 to {MAX_FPS}")
+    fps = int(fps_x)
+
+    size = check_size((GIF_DEFAULT_SIZE if gif else DEFAULT_SIZE) if settings.size is None else settings.size,
+                      settings.with_plots)
+
+    speed = _finite("speed", settings.speed, f"be a number from {MIN_SPEED:g} to {MAX_SPEED:g}")
+    if not MIN_SPEED <= speed <= MAX_SPEED:
+        raise ParameterError("speed", settings.speed, f"be a number from {MIN_SPEED:g} to {MAX_SPEED:g}")
+
+    run = float(scenario.solver.duration)
+    start = _finite("start", settings.start, f"be >= 0 and < the scenario's run ({run:g} s)")
+    if not 0 <= start < run:
+        raise ParameterError("start", settings.start, f"be >= 0 and < the scenario's run ({run:g} s)")
+
+    longest = (run - start) / speed  # s of video that still fit in the run
+    if settings.duration is None:
+        duration = min(DEFAULT_DURATION, longest)
+    else:
+        duration = _finite("duration", settings.duration, "be a finite number > 0 (s of video)")
+        if duration <= 0:
+            raise ParameterError("duration", settings.duration, "be a finite number > 0 (s of video)")
+        if duration > longest * (1 + SPAN_SLACK):
+            raise ParameterError(
+                "duration", settings.duration,
+                f"be <= {longest:.6g} s (s of video: from start {start:g} s at speed {speed:g} the clip must end "
+                f"within the scenario's run of {run:g} s)")
+    n_frames = int(round(duration * fps))
+    if n_frames < 1:
+        raise ParameterError("duration", settings.duration, f"last at least one frame (>= {1 / fps:.6g} s at {fps} fps)")
+    if n_frames > MAX_FRAMES:
+        raise ParameterError("duration", settings.duration,
+                             f"make at most {MAX_FRAMES} frames (here {n_frames} at {fps} fps)")
+
+    title = settings.overlay.title
+    if title == "":
+        title = scenario.name
+    return ExportPlan(out=out, format=fmt, fps=fps, size=size, n_frames=n_frames, start=start, speed=speed,
+                      with_plots=bool(settings.with_plots), overlay=settings.overlay, title=title)
+
+
+#: rough bytes per pixel per frame of the outputs, measured on the presets (see README)
+BYTES_PER_PIXEL_FRAME = {"mp4": 0.010, "gif": 0.08, "png": 0.45}
+#: bytes per row of a CSV / NPZ table, and of a scenario file
+BYTES_PER_ROW = {"csv": 460, "npz": 165}
+TOML_BYTES = 600
+
+
+def estimate_bytes(plan: ExportPlan) -> int:
+    """A rough size of the output (bytes), for the dialog's preview."""
+    if plan.format == "toml":
+        return TOML_BYTES
+    if plan.format in BYTES_PER_ROW:
+        return BYTES_PER_ROW[plan.format] * plan.n_frames
+    w, h = plan.size
+    return int(BYTES_PER_PIXEL_FRAME[plan.format] * w * h * plan.n_frames)
