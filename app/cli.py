@@ -119,6 +119,26 @@ def build_parser() -> argparse.ArgumentParser:
                     help="simulated time per direction (s, default 20)")
     st.add_argument("--out", required=True, help="FILE.npz (arrays) or FILE.png (latitude-longitude map)")
 
+    e = sub.add_parser("export", help="render an animation (MP4, GIF, PNG frames) or its data, off screen")
+    e.add_argument("scenario", help="preset name or TOML file")
+    e.add_argument("--out", required=True,
+                   help="FILE.mp4 (H.264), FILE.gif, FILE.png (FILE_0000.png, FILE_0001.png, ... beside it), "
+                        "or data: FILE.csv / FILE.npz (trajectory, one row per frame), FILE.toml (the scenario)")
+    e.add_argument("--fps", metavar="N", help="frames per second, 1 to 240 (default 30; 20 for a GIF)")
+    e.add_argument("--duration", metavar="S", help="clip length in seconds of video (default 10, or less if "
+                   "the scenario's run ends sooner)")
+    e.add_argument("--start", metavar="S", default="0", help="simulated time of the first frame (s, default 0)")
+    e.add_argument("--speed", metavar="X", default="1", help="simulated seconds per second of video: "
+                   "0.25 slow motion, 4 time-lapse (default 1)")
+    e.add_argument("--size", metavar="WxH", help="frame size in pixels, even (default 1280x720; 640x360 for a GIF)")
+    e.add_argument("--with-plots", action="store_true", help="the plots of L, omega and the drifts beside the scene")
+    e.add_argument("--overlay", metavar="LIST", default="time,flips,title",
+                   help="text over the scene: any of time, flips, title, or none (default all)")
+    e.add_argument("--title", metavar="TEXT", help="title text (default the scenario's name)")
+    e.add_argument("--integrator", type=_integrator)
+    e.add_argument("--dt", type=_positive("--dt"), help="step (s); for dop853 the largest step")
+    e.add_argument("--progress-json", action="store_true", help=argparse.SUPPRESS)
+
     g = sub.add_parser("gui", help="open the app window")
     g.add_argument("scenario", nargs="?")
     g.add_argument("--paused", action="store_true")
@@ -362,6 +382,93 @@ def cmd_stability(args) -> int:
     return EXIT_OK
 
 
+EXPORT_OVERLAYS = ("time", "flips", "title")
+
+
+def cmd_export(args) -> int:
+    import time
+
+    t_begin = time.perf_counter()
+    from .export import (
+        DATA_FORMATS,
+        EncodeError,
+        ExportCancelled,
+        ExportSettings,
+        Overlay,
+        export_animation,
+        export_data,
+        parse_size,
+        plan_export,
+    )
+    from .export.protocol import JsonProgress, StdinCancel, sigterm_as_interrupt
+    from .physics.errors import ParameterError
+    from .scenario import SolverSpec
+
+    shown = {item.strip() for item in args.overlay.split(",")}
+    if shown == {"none"}:
+        shown = set()
+    if not shown <= set(EXPORT_OVERLAYS):
+        raise UsageError(f"--overlay must be a comma list of {', '.join(EXPORT_OVERLAYS)}, or none, got {args.overlay!r}")
+    sc = _load_scenario(args.scenario)
+    changes = {k: getattr(args, k) for k in ("integrator", "dt") if getattr(args, k) is not None}
+    if changes:
+        if "dt" in changes and changes["dt"] > sc.solver.duration:
+            raise UsageError(f"--dt must be <= the scenario's duration ({sc.solver.duration:g} s), got {changes['dt']:g}")
+        sc = sc.replace(solver=SolverSpec(**{**sc.solver.__dict__, **changes}))
+    title = None if "title" not in shown else (args.title if args.title is not None else "")
+    try:
+        settings = ExportSettings(
+            out=args.out, fps=args.fps, duration=args.duration, start=args.start, speed=args.speed,
+            size=None if args.size is None else parse_size(args.size), with_plots=args.with_plots,
+            overlay=Overlay(time="time" in shown, flips="flips" in shown, title=title))
+        plan = plan_export(sc, settings)
+    except ParameterError as err:
+        raise UsageError(f"--{err}") from None
+
+    if plan.format in DATA_FORMATS.values():
+        path, rows = export_data(sc, settings)
+        print(f"wrote {path}" + (f" ({rows} rows, one per frame at {plan.fps} fps)" if rows else ""))
+        return EXIT_OK
+
+    json_progress = JsonProgress() if args.progress_json else None
+    bar = ProgressBar("export")
+    first_frame = []
+
+    def progress(done, total):
+        if json_progress is not None:
+            json_progress(done, total)
+        now = time.perf_counter()
+        if not first_frame:
+            first_frame.append(now)
+        rate = done / (now - first_frame[0]) if done and now > first_frame[0] else 0.0
+        bar(done / total, f"frame {done}/{total}" + (f", {(total - done) / rate:.0f} s left" if rate else ""))
+
+    try:
+        with sigterm_as_interrupt():
+            result = export_animation(sc, plan, progress=progress,
+                                      cancel=StdinCancel() if args.progress_json else None)
+    except ExportCancelled:
+        bar.close()
+        print("tumble: export cancelled, nothing written", file=sys.stderr)
+        return EXIT_FAILED
+    except EncodeError as err:
+        bar.close()
+        print(f"tumble: error: {err} (nothing written)", file=sys.stderr)
+        return EXIT_FAILED
+    bar.close()
+    wall = time.perf_counter() - t_begin
+    (w, h), paths = plan.size, result.paths
+    where = str(paths[0]) if len(paths) == 1 else f"{paths[0]} ... {paths[-1].name}"
+    print(f"wrote {where}: {result.frames} frames, {w}x{h}, {plan.fps} fps, {plan.duration:g} s "
+          f"({result.bytes / 1e6:.2f} MB)")
+    print(f"wall time {wall:.2f} s for a {plan.duration:g} s clip: {plan.duration / wall:.2f}x real time "
+          f"(simulation {result.simulate_seconds:.2f} s, frames {result.frames / max(result.seconds - result.simulate_seconds, 1e-9):.1f}/s)")
+    if json_progress is not None:
+        json_progress.emit("done", path=str(paths[0]), files=len(paths), frames=result.frames,
+                           bytes=result.bytes, seconds=wall)
+    return EXIT_OK
+
+
 def cmd_gui(args) -> int:
     from .gui.launch import run_gui
 
@@ -377,6 +484,7 @@ COMMANDS = {
     "inspect": cmd_inspect,
     "bench": cmd_bench,
     "stability": cmd_stability,
+    "export": cmd_export,
     "gui": cmd_gui,
 }
 
