@@ -28,23 +28,36 @@ from .style import (
     L_COLOR,
     OMEGA_COLOR,
     TEXT_COLOR,
+    PATH_COLOR,
     TRAIL_COLOR,
 )
 
 #: arrow lengths, in body radii
-ARROW_LENGTH = 1.7
+ARROW_LENGTH = 2.1
 #: body axes drawn this far from the centre, in body radii
 AXES_LENGTH = 1.3
 #: the trail's tip sits this far out along the intermediate axis, in body radii
 TRAIL_TIP = 1.15
 #: points in the trail polyline (history samples, newest last)
 TRAIL_POINTS = 600
-#: floor grid: cells each side of the centre, and its depth below the start, in body radii
+#: floor grid: cells each side of the centre, and its depth below the body, in body radii
 GRID_HALF_CELLS = 12
 GRID_DEPTH = 1.8
 #: camera distance from the body at start, in body radii, and the viewing direction
-CAMERA_DISTANCE = 7.0
+CAMERA_DISTANCE = 8.0
 CAMERA_DIRECTION = (1.0, -1.35, 0.75)
+
+
+#: the colour key: (label, colour) of everything drawn
+LEGEND = (
+    ("body x axis", AXIS_HEX[0]),
+    ("body y axis", AXIS_HEX[1]),
+    ("body z axis", AXIS_HEX[2]),
+    ("ω  angular velocity", OMEGA_COLOR),
+    ("L  angular momentum (fixed in space)", L_COLOR),
+    ("trail of the intermediate axis' tip", TRAIL_COLOR),
+    ("path of the centre of mass", PATH_COLOR),
+)
 
 
 def _pose_matrix(R: np.ndarray, c: np.ndarray, scale: float = 1.0) -> np.ndarray:
@@ -77,11 +90,15 @@ class RigidBodyScene:
         Draw the path of the intermediate axis' tip over the recent history.
     legend
         Draw the colour key in a corner.
+    gradient
+        Gradient background. Off by default: in software GL (Mesa llvmpipe) the gradient
+        quad costs 3-8 ms per frame at 700x740, more than the whole scene without it.
 
     Thread: GUI thread (or the export's rendering thread owning an off-screen plotter).
     """
 
-    def __init__(self, plotter, *, follow: bool = True, trail: bool = True, legend: bool = True):
+    def __init__(self, plotter, *, follow: bool = True, trail: bool = True, legend: bool = True,
+                 gradient: bool = False):
         self.plotter = plotter
         self.follow = follow
         self._trail_on = trail
@@ -93,7 +110,7 @@ class RigidBodyScene:
         self._omega_ref = 1.0
         self._grid_origin = np.zeros(3)
         self._arrow = meshes.unit_arrow()
-        plotter.set_background(BACKGROUND, top=BACKGROUND_TOP)
+        plotter.set_background(BACKGROUND, top=BACKGROUND_TOP if gradient else None)
 
     # ------------------------------------------------------------------ building
 
@@ -117,6 +134,9 @@ class RigidBodyScene:
         self._actors["tip"] = p.add_mesh(marker, color=TRAIL_COLOR, lighting=False, **add)
         self._actors["omega"] = p.add_mesh(self._arrow, color=OMEGA_COLOR, ambient=0.35, **add)
         self._actors["L"] = p.add_mesh(self._arrow, color=L_COLOR, ambient=0.35, **add)
+        self._path = meshes.polyline(TRAIL_POINTS)
+        self._actors["path"] = p.add_mesh(self._path, color=PATH_COLOR, line_width=1, lighting=False, **add)
+        self._actors["path"].SetVisibility(self._trail_on)
         self._trail = meshes.polyline(TRAIL_POINTS)
         self._actors["trail"] = p.add_mesh(self._trail, color=TRAIL_COLOR, line_width=2, lighting=False, **add)
         self._actors["trail"].SetVisibility(self._trail_on)
@@ -125,6 +145,7 @@ class RigidBodyScene:
         self._grid_origin = np.array([0.0, 0.0, center[2] - GRID_DEPTH * r])
         self._actors["grid"] = p.add_mesh(meshes.floor_grid(spacing, GRID_HALF_CELLS), color=GRID_COLOR,
                                           line_width=1, lighting=False, **add)
+        self._actors["grid"].user_matrix = _pose_matrix(np.eye(3), self._grid_origin)
         if self._legend_on:
             self._add_legend()
         self._focus = center.copy()
@@ -133,15 +154,8 @@ class RigidBodyScene:
             self.reset_camera(center)
 
     def _add_legend(self) -> None:
-        labels = [
-            ["body x", AXIS_HEX[0]],
-            ["body y", AXIS_HEX[1]],
-            ["body z", AXIS_HEX[2]],
-            ["omega (angular velocity)", OMEGA_COLOR],
-            ["L (angular momentum)", L_COLOR],
-            ["intermediate axis tip", TRAIL_COLOR],
-        ]
-        self._actors["legend"] = self.plotter.add_legend(labels, bcolor=BACKGROUND, border=False, size=(0.26, 0.2),
+        labels = [[text, color] for text, color in LEGEND]
+        self._actors["legend"] = self.plotter.add_legend(labels, bcolor=BACKGROUND, border=False, size=(0.34, 0.24),
                                                          loc="upper left", face="rectangle",
                                                          background_opacity=0.6)
         self._actors["legend"].GetEntryTextProperty().SetColor(pv.Color(TEXT_COLOR).float_rgb)
@@ -176,8 +190,9 @@ class RigidBodyScene:
 
     def set_trail_visible(self, on: bool) -> None:
         self._trail_on = bool(on)
-        if "trail" in self._actors:
-            self._actors["trail"].SetVisibility(self._trail_on)
+        for name in ("trail", "path"):
+            if name in self._actors:
+                self._actors[name].SetVisibility(self._trail_on)
 
     @property
     def trail_visible(self) -> bool:
@@ -190,7 +205,7 @@ class RigidBodyScene:
 
     # ------------------------------------------------------------------ each frame
 
-    def set_pose(self, c, q, w_body=None, L_world=None, trail_q=None) -> None:
+    def set_pose(self, c, q, w_body=None, L_world=None, trail_q=None, trail_c=None) -> None:
         """Pose everything for one frame.
 
         Parameters
@@ -200,6 +215,7 @@ class RigidBodyScene:
         w_body : (3,) angular velocity, body frame (rad/s); None hides the arrow
         L_world : (3,) angular momentum, world frame; None hides the arrow
         trail_q : (n, 4) recent orientations, oldest first, for the trail (drawn about ``c``)
+        trail_c : (n, 3) recent centres of mass (world), oldest first, for the flight path
         """
         if self.body is None:
             return
@@ -213,6 +229,8 @@ class RigidBodyScene:
         self._pose_arrow("L", c, L_world, None)
         if self._trail_on and trail_q is not None and len(trail_q):
             self._set_trail(c, np.asarray(trail_q, dtype=float))
+        if self._trail_on and trail_c is not None and len(trail_c):
+            _fill_polyline(self._path, np.asarray(trail_c, dtype=float))
         if self.follow:
             self._follow(c)
 
@@ -232,12 +250,7 @@ class RigidBodyScene:
 
     def _set_trail(self, c: np.ndarray, qs: np.ndarray) -> None:
         qs = qs[-TRAIL_POINTS:]
-        tips = c + quat.rotate(qs, self._tip)
-        pts = self._trail.points
-        if len(tips) < TRAIL_POINTS:
-            pts[: TRAIL_POINTS - len(tips)] = tips[0]
-        pts[TRAIL_POINTS - len(tips):] = tips
-        self._trail.points = pts
+        _fill_polyline(self._trail, c + quat.rotate(qs, self._tip))
 
     def _follow(self, c: np.ndarray) -> None:
         delta = c - self._focus
@@ -247,12 +260,20 @@ class RigidBodyScene:
             cam.position = tuple(np.asarray(cam.position) + delta)
             self._focus = c.copy()
             self.plotter.reset_camera_clipping_range()
-        # the grid stays at its height but keeps under the body, snapped to whole cells so
-        # that its lines appear fixed in the world while the body flies
-        snapped = np.round(c[:2] / self._grid_spacing) * self._grid_spacing
-        if np.any(snapped != self._grid_origin[:2]):
-            self._grid_origin[:2] = snapped
-            self._actors["grid"].user_matrix = _pose_matrix(np.eye(3), self._grid_origin)
-        elif not hasattr(self, "_grid_posed"):
-            self._actors["grid"].user_matrix = _pose_matrix(np.eye(3), self._grid_origin)
-        self._grid_posed = True
+        # the grid keeps under the body (a thrown body stays over a floor), moved across in
+        # whole cells so that its lines appear fixed in the world while the body flies
+        origin = np.array([*(np.round(c[:2] / self._grid_spacing) * self._grid_spacing),
+                           c[2] - GRID_DEPTH * self.radius])
+        if np.any(origin != self._grid_origin):
+            self._grid_origin = origin
+            self._actors["grid"].user_matrix = _pose_matrix(np.eye(3), origin)
+
+
+def _fill_polyline(poly: pv.PolyData, points: np.ndarray) -> None:
+    """Move a fixed-size polyline onto ``points`` (newest last), padding with the oldest."""
+    n = poly.n_points
+    points = points[-n:]
+    pts = np.empty((n, 3))
+    pts[: n - len(points)] = points[0]
+    pts[n - len(points):] = points
+    poly.points = pts

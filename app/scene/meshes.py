@@ -24,9 +24,14 @@ def body_mesh(body: Body) -> pv.PolyData:
     Shapes: ``box`` (edges a, b, c), ``ellipsoid`` (semi-axes), ``cylinder`` (radius,
     height; axis z), ``t-handle`` (shaft along z, bar along x, from
     :func:`~app.physics.body.t_handle_geometry`), anything else (``custom``, ``mesh``) as the
-    uniform box with the same principal moments laid along the principal axes.
+    uniform box with the same principal moments laid along the principal axes. A body that
+    carries its own surface (``mesh_vertices``/``mesh_faces``) is drawn as that surface.
     """
     shape, size = body.shape, tuple(body.size or ())
+    if getattr(body, "mesh_vertices", None) is not None:
+        faces = np.asarray(body.mesh_faces)
+        cells = np.column_stack([np.full(len(faces), 3), faces]).ravel()
+        return _colour_by_normals(pv.PolyData(np.asarray(body.mesh_vertices, dtype=float), cells), smooth=False)
     if shape == "box":
         a, b, c = size
         mesh = pv.Cube(x_length=a, y_length=b, z_length=c).triangulate()

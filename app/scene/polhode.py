@@ -29,11 +29,11 @@ class PolhodeScene:
     Thread: GUI thread.
     """
 
-    def __init__(self, plotter):
+    def __init__(self, plotter, gradient: bool = False):
         self.plotter = plotter
         self._actors: dict = {}
         self._curve = meshes.polyline(POLHODE_POINTS)
-        plotter.set_background(BACKGROUND, top=BACKGROUND_TOP)
+        plotter.set_background(BACKGROUND, top=BACKGROUND_TOP if gradient else None)
 
     def set_body(self, body: Body, w0) -> None:
         """Rebuild for ``body`` at the energy of the body-frame angular velocity ``w0``."""
@@ -66,7 +66,7 @@ class PolhodeScene:
         dot = pv.Sphere(radius=0.045 * self.scale, theta_resolution=12, phi_resolution=8)
         self._actors["omega"] = self.plotter.add_mesh(dot, color=OMEGA_COLOR, lighting=False, **add)
         self._actors["label"] = self.plotter.add_text("polhode: omega on the energy ellipsoid (body axes)",
-                                                      position="upper_left", font_size=7, color=TEXT_COLOR)
+                                                      position="upper_left", font_size=9, color=TEXT_COLOR)
         self.set_omega(w0)
         self.reset_camera()
 

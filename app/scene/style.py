@@ -14,6 +14,8 @@ OMEGA_COLOR = "#ffb13b"
 L_COLOR = "#d58cff"
 #: trail of the intermediate axis tip, and the intermediate-axis marker
 TRAIL_COLOR = "#f5e663"
+#: flight path of the centre of mass
+PATH_COLOR = "#8b949e"
 #: floor grid
 GRID_COLOR = "#4a5361"
 #: scene background, bottom and top of the gradient

@@ -86,6 +86,7 @@ class Snapshot:
     realtime_factor: float        # simulated seconds per wall second (0 when paused)
     steps_per_second: float
     steps: int                    # steps taken in this run
+    sim_elapsed: float            # simulated seconds advanced since the worker started, all runs
     error: str | None = None      # the last failure, shown by the GUI; None when fine
     error_serial: int = 0         # increments with each new error
     error_detail: str = field(default="", repr=False)
@@ -158,6 +159,7 @@ class SimulationWorker(threading.Thread):
         self._repeat = bool(repeat)
         self._rates: deque = deque()
         self._latest: Snapshot | None = None
+        self._sim_elapsed = 0.0
         self._load(scenario)
         self._publish()
 
@@ -369,6 +371,7 @@ class SimulationWorker(threading.Thread):
         rows = self._rows(traj.t[1:], traj.c[1:], traj.v[1:], traj.q[1:], traj.w[1:])
         self._count_flips(traj.t, traj.w)
         self._state = traj.state(-1)
+        self._sim_elapsed += span
         self._steps += n_records * self._record_every
         self._last_row = rows[-1]
         self.history.append(rows)
@@ -463,6 +466,7 @@ class SimulationWorker(threading.Thread):
             realtime_factor=rtf,
             steps_per_second=sps,
             steps=self._steps,
+            sim_elapsed=self._sim_elapsed,
             error=self._error,
             error_serial=self._error_serial,
             error_detail=self._error_detail,

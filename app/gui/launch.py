@@ -1,0 +1,106 @@
+"""``tumble gui``: open a view on a scenario; optionally screenshot it and quit.
+
+Heavy imports (Qt, VTK, pyvista, pyqtgraph) happen here, inside :func:`run_gui`, after the
+arguments are checked, so a bad scenario fails in a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from ..physics.errors import ParameterError
+
+#: default seconds before the screenshot when --quit-after is not given
+DEFAULT_SCREENSHOT_DELAY_S = 2.0
+#: longest wait for the first frame before a screenshot is taken anyway (s)
+FIRST_FRAME_TIMEOUT_S = 30.0
+DEFAULT_PRESET = "t-handle"
+
+
+def resolve_scenario(scenario: str | None):
+    """(Scenario, preset name or None). None means the last scenario from the settings,
+    else the default preset. Raises :class:`ParameterError` for a bad name or file."""
+    from ..scenario import load, preset_names
+
+    if scenario is None:
+        from .settings import last_scenario
+
+        last = last_scenario()
+        if last is not None:
+            return last, None
+        scenario = DEFAULT_PRESET
+    sc = load(scenario)
+    text = str(scenario)
+    return sc, text if text in preset_names() and "/" not in text and not text.endswith(".toml") else None
+
+
+def qt_application():
+    """The QApplication (created once, themed)."""
+    from PyQt5.QtWidgets import QApplication
+
+    from . import settings
+    from .theme import apply_theme
+
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(sys.argv[:1])
+        app.setOrganizationName(settings.ORGANIZATION)
+        app.setApplicationName(settings.APPLICATION)
+        app.setApplicationDisplayName("Tumble")
+        apply_theme(app)
+    return app
+
+
+def run_gui(scenario: str | None, paused: bool = False, view: str = "main", screenshot: str | None = None,
+            quit_after: float | None = None) -> int:
+    """Open ``view`` on ``scenario`` and run the event loop; returns the exit status.
+
+    With ``screenshot``, run ``quit_after`` seconds of wall time after the first drawn
+    frame, save the whole window as PNG (atomically) and exit 0. With only ``quit_after``,
+    just exit after that long. Raises :class:`ParameterError` before any window exists if
+    the scenario or the view is bad.
+    """
+    from .views import resolve_view, view_factory
+
+    resolve_view(view)
+    if quit_after is not None and (quit_after != quit_after or quit_after < 0):
+        raise ParameterError("--quit-after", quit_after, "be a number >= 0 (s)")
+    if screenshot is not None:
+        folder = os.path.dirname(os.path.abspath(screenshot))
+        if not os.path.isdir(folder):
+            raise ParameterError("--screenshot", screenshot, "be in an existing folder")
+    sc, preset = resolve_scenario(scenario)
+
+    app = qt_application()
+    from PyQt5.QtCore import QTimer
+
+    automated = screenshot is not None or quit_after is not None
+    window = view_factory(view)(sc, preset=preset, paused=paused, persist=not automated)
+    result = {"code": 0}
+
+    if automated:
+        delay = quit_after if quit_after is not None else DEFAULT_SCREENSHOT_DELAY_S
+
+        def finish():
+            if screenshot is not None:
+                try:
+                    window.save_screenshot(screenshot)
+                except OSError as err:
+                    print(f"tumble: error: could not write {screenshot}: {err}", file=sys.stderr)
+                    result["code"] = 1
+            window.close()
+
+        def start_countdown(*_args):
+            if not getattr(window, "_countdown_started", False):
+                window._countdown_started = True
+                QTimer.singleShot(int(delay * 1000), finish)
+
+        window.first_frame_drawn.connect(start_countdown)
+        QTimer.singleShot(int(FIRST_FRAME_TIMEOUT_S * 1000), start_countdown)
+
+    window.show()
+    app.exec_()
+    window.deleteLater()
+    app.processEvents()
+    return result["code"]

@@ -1,0 +1,514 @@
+"""The main window: parameter dock, 3D scene, polhode view, live plots, controls, status bar.
+
+Data flow (one QTimer parented to the window, GUI thread)::
+
+    SimulationWorker (thread)  --latest()/history_since()-->  _on_frame (every display frame)
+        ├── new scenario?  -> RigidBodyScene.set_body / PolhodeScene.set_body / plots.clear
+        ├── new snapshot?  -> RigidBodyScene.set_pose  -> scene widget update() (one render)
+        ├── plot period?   -> PlotsPanel.refresh, PolhodeScene.set_omega   (PLOT_INTERVAL_S)
+        └── status period? -> status bar labels                             (STATUS_INTERVAL_S)
+
+Commands go the other way as worker method calls (queued, applied at step boundaries).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+from PyQt5.QtCore import QByteArray, Qt, QTimer, pyqtSignal
+from PyQt5.QtGui import QKeySequence
+from PyQt5.QtWidgets import (
+    QAction,
+    QCheckBox,
+    QComboBox,
+    QDockWidget,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QSlider,
+    QSplitter,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+from pyvistaqt import QtInteractor
+
+from ..atomic import atomic_path
+from ..physics.errors import ParameterError
+from ..scenario import Scenario, load, preset_names, save
+from ..scene import PolhodeScene, RigidBodyScene
+from ..scene.body_scene import LEGEND, TRAIL_POINTS
+from ..simulation import MAX_SPEED, MIN_SPEED, SimulationWorker
+from ..simulation.worker import RECORD_INTERVAL_S
+from . import settings as keys
+from .panel import ParameterPanel
+from .plots import DEFAULT_WINDOW, MAX_POINTS, WINDOWS, PlotsPanel
+from .theme import ERROR_TEXT, MUTED_TEXT, configure_pyqtgraph
+
+#: display frame timer period (ms): ~60 Hz requested; the scene renders only on news
+FRAME_INTERVAL_MS = 16
+#: plots and the polhode view refresh at this period (s), slower than the scene
+PLOT_INTERVAL_S = 1.0 / 12.0
+#: the polhode view renders at this period (s): omega moves slowly on the ellipsoid
+POLHODE_INTERVAL_S = 1.0 / 6.0
+#: status bar refresh period (s)
+STATUS_INTERVAL_S = 0.25
+#: the fps figure is measured over this window (s)
+FPS_WINDOW_S = 1.0
+#: speed slider: ticks per decade (log scale from MIN_SPEED to MAX_SPEED)
+SPEED_TICKS_PER_DECADE = 50
+#: default window size (px)
+DEFAULT_SIZE = (1440, 900)
+
+
+class MainWindow(QMainWindow):
+    """The Tumble main window (view ``main``).
+
+    Signals (GUI thread): ``first_frame_drawn(float)`` with ``time.perf_counter()`` of the
+    first completed scene render; ``simulation_failed(str)`` when the worker reports an error.
+    """
+
+    first_frame_drawn = pyqtSignal(float)
+    simulation_failed = pyqtSignal(str)
+
+    def __init__(self, scenario: Scenario, *, preset: str | None = None, paused: bool = False,
+                 persist: bool = True, parent=None):
+        super().__init__(parent)
+        configure_pyqtgraph()
+        self.persist = persist
+        self.frames_drawn = 0
+        self.first_frame_time: float | None = None
+        self._frame_times: list[float] = []
+        self._fps = 0.0
+        self._last_plot = 0.0
+        self._last_polhode = 0.0
+        self._last_status = 0.0
+        self._drawn_serial = -1
+        self._shown_scenario = None
+        self._shown_run = None
+        self._shown_kicks = 0
+        self._error_serial = 0
+        self._closing = False
+        self._frame_failed = False
+        stored = keys.open_settings()
+        self.setWindowTitle("Tumble: free rigid-body rotation")
+        self.resize(*DEFAULT_SIZE)
+
+        # --- central area: scene | (plots over polhode)
+        self.scene_view = QtInteractor(self, multi_samples=0, auto_update=False)
+        self.scene_view.setMinimumSize(360, 300)
+        self.scene = RigidBodyScene(self.scene_view, follow=stored.value(keys.FOLLOW, True, type=bool),
+                                    trail=stored.value(keys.TRAIL, True, type=bool), legend=False)
+        self.legend = self._legend_overlay(self.scene_view)
+        self.scene_view.add_axes(color="#c9d1d9", line_width=2, labels_off=False)
+        self.plots = PlotsPanel()
+        self.polhode_view = QtInteractor(self, multi_samples=0, auto_update=False)
+        self.polhode_view.setMinimumSize(200, 180)
+        self.polhode = PolhodeScene(self.polhode_view)
+        right = QSplitter(Qt.Vertical)
+        right.addWidget(self._plots_box())
+        right.addWidget(self.polhode_view)
+        right.setStretchFactor(0, 3)
+        right.setStretchFactor(1, 1)
+        right.setSizes([620, 240])
+        self.splitter = QSplitter(Qt.Horizontal)
+        self.splitter.addWidget(self.scene_view)
+        self.splitter.addWidget(right)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setSizes([640, 440])
+        self.setCentralWidget(self.splitter)
+
+        # --- parameter dock
+        self.panel = ParameterPanel()
+        self.panel.set_scenario(scenario, preset=preset)
+        self.panel.scenario_applied.connect(self.apply_scenario)
+        self.dock = QDockWidget("Parameters", self)
+        self.dock.setObjectName("parameters")
+        self.dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable)
+        self.dock.setWidget(self.panel)
+        self.dock.setMinimumWidth(300)
+        self.addDockWidget(Qt.LeftDockWidgetArea, self.dock)
+
+        # --- the worker
+        speed = min(max(stored.value(keys.SPEED, 1.0, type=float), MIN_SPEED), MAX_SPEED)
+        self.worker = SimulationWorker(scenario, running=not paused, speed=speed,
+                                       repeat=self.panel.repeat.isChecked())
+        self.panel.repeat_changed.connect(self.worker.set_repeat)
+
+        self._build_actions()
+        self._build_toolbar(speed)
+        self._build_menus()
+        self._build_status()
+        self._restore(stored)
+
+        render_window = self.scene_view.ren_win
+        render_window.AddObserver("EndEvent", self._on_rendered)
+
+        self.frame_timer = QTimer(self)
+        self.frame_timer.setTimerType(Qt.PreciseTimer)
+        self.frame_timer.timeout.connect(self._on_frame)
+        self.worker.start()
+        self.frame_timer.start(FRAME_INTERVAL_MS)
+
+    # ------------------------------------------------------------------ construction
+
+    @staticmethod
+    def _legend_overlay(parent) -> QLabel:
+        """The colour key as a Qt label over the scene: crisp text, no render cost."""
+        rows = "".join(f"<tr><td style='color:{color}'>■</td><td>&nbsp;{text}</td></tr>" for text, color in LEGEND)
+        label = QLabel(f"<table cellspacing='0' cellpadding='1'>{rows}</table>", parent)
+        label.setStyleSheet("QLabel { background: rgba(22, 25, 30, 190); color: #c9d1d9; border-radius: 4px;"
+                            " padding: 5px; font-size: 8pt; }")
+        label.setAttribute(Qt.WA_TransparentForMouseEvents)
+        label.move(8, 8)
+        label.adjustSize()
+        return label
+
+    def _plots_box(self) -> QWidget:
+        box = QWidget()
+        lay = QVBoxLayout(box)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(2)
+        bar = QHBoxLayout()
+        bar.setContentsMargins(6, 2, 6, 0)
+        bar.addWidget(QLabel("Plots:"))
+        self.window_combo = QComboBox()
+        self.window_combo.addItems(list(WINDOWS))
+        stored = keys.open_settings().value(keys.PLOT_WINDOW, DEFAULT_WINDOW, type=str)
+        self.window_combo.setCurrentText(stored if stored in WINDOWS else DEFAULT_WINDOW)
+        self.plots.set_window(self.window_combo.currentText())
+        self.window_combo.currentTextChanged.connect(self._window_changed)
+        self.window_combo.setToolTip("Scroll over the last seconds of simulated time, or show the whole history")
+        bar.addWidget(self.window_combo)
+        self.log_drift = QCheckBox("log₁₀ |drift|")
+        self.log_drift.setToolTip("Plot the drift as log10 of its magnitude (round-off shows as ~-16)")
+        self.log_drift.toggled.connect(self._log_changed)
+        bar.addWidget(self.log_drift)
+        bar.addStretch(1)
+        lay.addLayout(bar)
+        lay.addWidget(self.plots, 1)
+        return box
+
+    def _build_actions(self) -> None:
+        def action(text, slot, shortcut=None, tip=""):
+            a = QAction(text, self)
+            a.triggered.connect(slot)
+            if shortcut:
+                a.setShortcut(QKeySequence(shortcut))
+                a.setShortcutContext(Qt.WindowShortcut)
+            a.setToolTip(f"{tip} ({shortcut})" if shortcut else tip)
+            self.addAction(a)
+            return a
+
+        self.play_action = action("Pause", self.toggle_play, "Space", "Play or pause the simulation")
+        self.step_action = action("Step", self.worker.step, "S", "Pause and advance one frame")
+        self.reset_action = action("Reset", self.reset, "R", "Back to the initial state")
+        self.kick_action = action("Kick", self.kick, "K",
+                                  "A small angular impulse about the principal axis least aligned with ω")
+        self.open_action = action("Open scenario…", self.open_scenario, "Ctrl+O", "Load a scenario TOML file")
+        self.save_action = action("Save scenario as…", self.save_scenario, "Ctrl+S", "Write the running scenario as TOML")
+        self.shot_action = action("Save screenshot…", self.save_screenshot_dialog, "Ctrl+P", "Save the window as PNG")
+        self.quit_action = action("Quit", self.close, "Ctrl+Q", "Close the window")
+        self.camera_action = action("Reset camera", self._reset_camera, "C", "Look at the body from the default direction")
+
+    def _build_toolbar(self, speed: float) -> None:
+        tb = self.addToolBar("Playback")
+        tb.setObjectName("playback")
+        tb.setMovable(False)
+        for a in (self.play_action, self.step_action, self.reset_action, self.kick_action):
+            tb.addAction(a)
+        tb.addSeparator()
+        tb.addWidget(QLabel(" speed "))
+        self.speed_slider = QSlider(Qt.Horizontal)
+        lo, hi = math.log10(MIN_SPEED), math.log10(MAX_SPEED)
+        self.speed_slider.setRange(round(lo * SPEED_TICKS_PER_DECADE), round(hi * SPEED_TICKS_PER_DECADE))
+        self.speed_slider.setValue(round(math.log10(speed) * SPEED_TICKS_PER_DECADE))
+        self.speed_slider.setFixedWidth(150)
+        self.speed_slider.setToolTip("Playback speed, 0.1× to 10× real time (log scale)")
+        self.speed_slider.valueChanged.connect(self._speed_moved)
+        tb.addWidget(self.speed_slider)
+        self.speed_label = QLabel()
+        self.speed_label.setMinimumWidth(46)
+        tb.addWidget(self.speed_label)
+        one = QToolButton()
+        one.setText("real time")
+        one.setToolTip("Real time")
+        one.clicked.connect(lambda: self.set_speed(1.0))
+        tb.addWidget(one)
+        tb.addSeparator()
+        self.follow_box = QCheckBox("follow")
+        self.follow_box.setToolTip("Camera follows the centre of mass")
+        self.follow_box.setChecked(self.scene.follow)
+        self.follow_box.toggled.connect(self.scene.set_follow)
+        tb.addWidget(self.follow_box)
+        self.trail_box = QCheckBox("trail")
+        self.trail_box.setToolTip("Path of the intermediate axis' tip over the last seconds")
+        self.trail_box.setChecked(self.scene.trail_visible)
+        self.trail_box.toggled.connect(self._trail_toggled)
+        tb.addWidget(self.trail_box)
+        tb.addAction(self.camera_action)
+        self._show_speed(speed)
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        presets_menu = file_menu.addMenu("Presets")
+        for name in preset_names():
+            presets_menu.addAction(name, lambda n=name: self.load_preset(n))
+        for a in (self.open_action, self.save_action, None, self.shot_action, None, self.quit_action):
+            file_menu.addSeparator() if a is None else file_menu.addAction(a)
+        self.file_menu = file_menu  # the export issue adds "Export…" here
+        sim = bar.addMenu("&Simulation")
+        for a in (self.play_action, self.step_action, self.reset_action, self.kick_action):
+            sim.addAction(a)
+        view = bar.addMenu("&View")
+        view.addAction(self.camera_action)
+        view.addAction(self.dock.toggleViewAction())
+
+    def _build_status(self) -> None:
+        sb = self.statusBar()
+        self.status_labels = {}
+        for name, tip in (("time", "simulated time"), ("rtf", "simulated seconds per wall-clock second"),
+                          ("fps", "scene frames drawn per second"), ("steps", "integrator steps per second"),
+                          ("flips", "reversals of the intermediate-axis component of ω"),
+                          ("period", "closed-form time between flips")):
+            label = QLabel()
+            label.setToolTip(tip)
+            sb.addPermanentWidget(label)
+            self.status_labels[name] = label
+        self.error_label = QLabel()
+        self.error_label.setStyleSheet(f"color: {ERROR_TEXT};")
+        sb.addWidget(self.error_label, 1)
+
+    def _restore(self, stored) -> None:
+        geometry = stored.value(keys.GEOMETRY, QByteArray(), type=QByteArray)
+        state = stored.value(keys.WINDOW_STATE, QByteArray(), type=QByteArray)
+        if self.persist and not geometry.isEmpty():
+            self.restoreGeometry(geometry)
+        if self.persist and not state.isEmpty():
+            self.restoreState(state)
+
+    # ------------------------------------------------------------------ commands (GUI thread)
+
+    def apply_scenario(self, scenario: Scenario) -> None:
+        """Restart the run with ``scenario`` (already validated by the panel)."""
+        self.worker.apply(scenario)
+        self.error_label.setText("")
+
+    def load_preset(self, name: str) -> None:
+        sc = load(name)
+        self.panel.set_scenario(sc, preset=name)
+        self.apply_scenario(sc)
+
+    def toggle_play(self) -> None:
+        self.worker.toggle()
+
+    def reset(self) -> None:
+        self.worker.reset()
+        self.error_label.setText("")
+
+    def kick(self) -> None:
+        self.worker.kick()
+
+    def set_speed(self, speed: float) -> None:
+        self.speed_slider.setValue(round(math.log10(speed) * SPEED_TICKS_PER_DECADE))
+
+    def _speed_moved(self, value: int) -> None:
+        speed = 10 ** (value / SPEED_TICKS_PER_DECADE)
+        speed = 1.0 if abs(speed - 1.0) < 0.03 else speed
+        self.worker.set_speed(speed)
+        self._show_speed(speed)
+
+    def _show_speed(self, speed: float) -> None:
+        self.speed_label.setText(f"{speed:.2g}×" if speed < 1 else f"{speed:.3g}×")
+
+    def _trail_toggled(self, on: bool) -> None:
+        self.scene.set_trail_visible(on)
+        self._drawn_serial = -1
+
+    def _window_changed(self, label: str) -> None:
+        self.plots.set_window(label)
+        self._last_plot = self._last_polhode = 0.0
+
+    def _log_changed(self, on: bool) -> None:
+        self.plots.set_log_drift(on)
+        self._last_plot = 0.0
+
+    def _reset_camera(self) -> None:
+        self.scene.reset_camera(self.worker.latest().state.c)
+        self.scene_view.update()
+
+    def open_scenario(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open scenario", "", "Scenario (*.toml);;All files (*)")
+        if not path:
+            return
+        try:
+            sc = load(path)
+        except ParameterError as err:
+            QMessageBox.warning(self, "Scenario not loaded", str(err))
+            return
+        self.panel.set_scenario(sc)
+        self.apply_scenario(sc)
+
+    def save_scenario(self) -> None:
+        sc = self.panel.scenario
+        default = f"{sc.name.lower().replace(' ', '-')}.toml" if sc else "scenario.toml"
+        path, _ = QFileDialog.getSaveFileName(self, "Save scenario", default, "Scenario (*.toml)")
+        if not path:
+            return
+        try:
+            save(sc, path)
+        except OSError as err:
+            QMessageBox.warning(self, "Scenario not saved", f"{path}: {err.strerror or err}")
+
+    def save_screenshot_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save screenshot", "tumble.png", "PNG image (*.png)")
+        if path:
+            try:
+                self.save_screenshot(path)
+            except OSError as err:
+                QMessageBox.warning(self, "Screenshot not saved", f"{path}: {err.strerror or err}")
+
+    def save_screenshot(self, path) -> Path:
+        """Write the whole window as a PNG, atomically (temporary file, then rename)."""
+        path = Path(path)
+        image = self.grab().toImage()
+        with atomic_path(path) as tmp:
+            if not image.save(str(tmp), "PNG"):
+                raise OSError(f"could not write PNG {path}")
+        return path
+
+    # ------------------------------------------------------------------ the frame loop (GUI thread)
+
+    def _on_rendered(self, *_args) -> None:
+        """VTK observer of the scene's render window: one frame drawn."""
+        now = time.perf_counter()
+        self.frames_drawn += 1
+        self._frame_times.append(now)
+        if self.first_frame_time is None and self.isVisible():
+            self.first_frame_time = now
+            self.first_frame_drawn.emit(now)
+
+    def _on_frame(self) -> None:
+        """One display frame (frame timer, GUI thread). A failure is shown, not raised: an
+        exception escaping a Qt slot would take the whole application down."""
+        if self._closing:
+            return
+        try:
+            self._draw_frame()
+        except Exception as err:  # noqa: BLE001 - shown in the status bar, traceback on stderr once
+            if not self._frame_failed:
+                self._frame_failed = True
+                traceback.print_exc()
+            self.error_label.setText(f"Display error: {err.__class__.__name__}: {err}")
+
+    def _draw_frame(self) -> None:
+        snap = self.worker.latest()
+        now = time.perf_counter()
+        news = snap.serial != self._drawn_serial
+        if snap.scenario is not self._shown_scenario:
+            self._show_scenario(snap)
+        if snap.run_id != self._shown_run or len(snap.kick_times) != self._shown_kicks:
+            self._shown_run = snap.run_id
+            self._shown_kicks = len(snap.kick_times)
+            self.polhode.set_body(snap.scenario.rigid_body, snap.state.w)
+            self._last_plot = self._last_polhode = 0.0
+        if news:
+            self._drawn_serial = snap.serial
+            trail_q = trail_c = None
+            if self.scene.trail_visible:
+                recent = self.worker.history_since(snap.t - TRAIL_POINTS * RECORD_INTERVAL_S)
+                trail_q, trail_c = recent["q"], recent["c"]
+            s = snap.state
+            self.scene.set_pose(s.c, s.q, s.w, snap.L, trail_q=trail_q, trail_c=trail_c)
+            self.scene_view.update()
+        if now - self._last_plot >= PLOT_INTERVAL_S:
+            self._last_plot = now
+            self._refresh_plots(snap)
+        if snap.error_serial != self._error_serial:
+            self._error_serial = snap.error_serial
+            if snap.error:
+                self.error_label.setText(f"Simulation stopped: {snap.error}")
+                self.error_label.setToolTip(snap.error_detail)
+                self.simulation_failed.emit(snap.error)
+        if now - self._last_status >= STATUS_INTERVAL_S:
+            self._last_status = now
+            self._refresh_status(snap, now)
+
+    def _show_scenario(self, snap) -> None:
+        old = self._shown_scenario
+        sc = snap.scenario
+        self._shown_scenario = sc
+        self.scene.set_body(sc.rigid_body, center=np.asarray(sc.position, dtype=float), w0=sc.angular_velocity,
+                            reset_camera=old is None or old.body != sc.body or old.position != sc.position)
+        self.plots.clear_curves()
+        self._shown_run = None
+
+    def _refresh_plots(self, snap) -> None:
+        window = self.plots.window_s
+        since = None if window is None else snap.t - window
+        hist = self.worker.history_since(since, MAX_POINTS)
+        self.plots.refresh(hist, snap)
+        now = time.perf_counter()
+        if now - self._last_polhode >= POLHODE_INTERVAL_S:
+            self._last_polhode = now
+            self.polhode.set_omega(snap.state.w, hist["w"])
+            self.polhode_view.update()
+
+    def _refresh_status(self, snap, now: float) -> None:
+        cutoff = now - FPS_WINDOW_S
+        self._frame_times = [t for t in self._frame_times if t >= cutoff]
+        self._fps = len(self._frame_times) / FPS_WINDOW_S
+        lab = self.status_labels
+        lab["time"].setText(f"t = {snap.t:8.2f} s")
+        lab["rtf"].setText(f"real time ×{snap.realtime_factor:.2f}" if snap.running else "paused")
+        lab["fps"].setText(f"{self._fps:3.0f} fps")
+        lab["steps"].setText(f"{snap.steps_per_second:6.0f} steps/s")
+        lab["flips"].setText(f"flips {snap.flips}")
+        period = snap.predicted_flip_period
+        lab["period"].setText("predicted flip period " + ("—" if period is None else f"{period:.3f} s"))
+        self.play_action.setText("Pause" if snap.running else "Play")
+        muted = f"color: {MUTED_TEXT};"
+        lab["rtf"].setStyleSheet("" if snap.running else muted)
+
+    @property
+    def fps(self) -> float:
+        return self._fps
+
+    # ------------------------------------------------------------------ closing
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt API
+        """Stop the timer and the worker (joined), save settings, release the GL views."""
+        self._closing = True
+        self.frame_timer.stop()
+        self.worker.stop()
+        if self.persist:
+            self._save_settings()
+        self.scene_view.close()
+        self.polhode_view.close()
+        super().closeEvent(event)
+
+    def _save_settings(self) -> None:
+        from ..scenario import dumps
+
+        stored = keys.open_settings()
+        stored.setValue(keys.GEOMETRY, self.saveGeometry())
+        stored.setValue(keys.WINDOW_STATE, self.saveState())
+        stored.setValue(keys.SPEED, self.worker.latest().speed)
+        stored.setValue(keys.FOLLOW, self.follow_box.isChecked())
+        stored.setValue(keys.TRAIL, self.trail_box.isChecked())
+        stored.setValue(keys.PLOT_WINDOW, self.window_combo.currentText())
+        sc = self.panel.scenario
+        if sc is not None:
+            try:
+                stored.setValue(keys.LAST_SCENARIO, dumps(sc))
+            except (ValueError, TypeError):
+                pass
+        stored.sync()
