@@ -16,19 +16,33 @@ def _principal_omega(body: Body, w_body) -> tuple[np.ndarray, np.ndarray]:
     return moments, np.asarray(w_body, dtype=float) @ axes
 
 
+def flips(body: Body, w_body) -> bool:
+    """True if the torque-free motion from ``w_body`` turns the body over: the intermediate
+    axis comes within 45 degrees of L (:func:`.diagnostics.intermediate_peak_share`)."""
+    from .diagnostics import FLIP_SHARE, intermediate_peak_share
+
+    share = intermediate_peak_share(body, np.asarray(w_body, dtype=float))
+    return bool(np.isfinite(share) and share > FLIP_SHARE)
+
+
 def predicted_flip_period(body: Body, w_body) -> float | None:
-    """Time between reversals of the intermediate-axis spin component, or None if none."""
+    """Time between flips (reversals of the intermediate-axis spin component on an orbit
+    that turns the body over), or None if the body does not flip."""
     from . import exact
 
+    if not flips(body, w_body):
+        return None
     moments, wp = _principal_omega(body, w_body)
     period = exact.flip_period(moments, wp)
     return None if period is None or not np.isfinite(period) else float(period)
 
 
 def predicted_first_flip(body: Body, w_body) -> float | None:
-    """Time of the first reversal of the intermediate-axis spin component, or None."""
+    """Time of the first flip, or None if the body does not flip."""
     from . import exact
 
+    if not flips(body, w_body):
+        return None
     moments, wp = _principal_omega(body, w_body)
     t = exact.first_flip_time(moments, wp)
     return None if t is None or not np.isfinite(t) else float(t)

@@ -94,8 +94,38 @@ def intermediate_component(body: Body, w: np.ndarray) -> np.ndarray:
     return np.asarray(w) @ body.intermediate_axis
 
 
+def intermediate_peak_share(body: Body, w: np.ndarray) -> np.ndarray:
+    """Largest share of |L|^2 the intermediate axis takes on the torque-free orbit through w.
+
+    From the invariants L^2 = sum m_i^2 and 2E = sum m_i^2 / I_i (principal m = I w): where
+    the intermediate component peaks, the component of the axis the orbit circles is at its
+    extreme and the third one is zero, so (moments ascending, I1 < I2 < I3)
+    m2max^2 = (2E - L^2/I3) / (1/I2 - 1/I3) when L^2 > 2 E I2 (the orbit circles the major
+    axis), else (L^2/I1 - 2E) / (1/I1 - 1/I2). NaN for a body without a distinct
+    intermediate moment.
+    """
+    moments, axes = body.principal()
+    i1, i2, i3 = moments
+    if not (i1 < i2 < i3):
+        return np.full(np.shape(w)[:-1], np.nan)
+    m = (np.asarray(w, dtype=float) @ axes) * moments
+    L2 = np.sum(m * m, axis=-1)
+    twoE = np.sum(m * m / moments, axis=-1)
+    major = L2 > twoE * i2
+    m2 = np.where(major, (twoE - L2 / i3) / (1 / i2 - 1 / i3), (L2 / i1 - twoE) / (1 / i1 - 1 / i2))
+    return np.clip(m2, 0.0, None) / np.where(L2 > 0, L2, 1.0)
+
+
+#: a reversal of the intermediate spin component counts as a flip when, at its peak, the
+#: intermediate axis carries more than this share of |L|^2 (it comes within 45 deg of L);
+#: below it the reversal is the small wobble of a stable spin, not the body turning over
+FLIP_SHARE = 0.5
+
+
 def flip_times(body: Body, t: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Times at which the intermediate-axis component of omega reverses sign.
+    """Times at which the body flips: the intermediate-axis component of omega reverses sign
+    on an orbit where that axis comes within 45 degrees of L (see
+    :func:`intermediate_peak_share`; a stable spin's wobble does not count).
 
     Located by linear interpolation between samples; exact zeros count once. Returns an
     empty array for a body with a degenerate intermediate moment (no intermediate axis).
@@ -112,6 +142,7 @@ def flip_times(body: Body, t: np.ndarray, w: np.ndarray) -> np.ndarray:
         if sign[k] == 0:
             sign[k] = sign[k - 1]
     idx = np.nonzero(sign[1:] * sign[:-1] < 0)[0]
+    idx = idx[intermediate_peak_share(body, np.asarray(w)[idx]) > FLIP_SHARE]
     s0, s1 = s[idx], s[idx + 1]
     frac = np.where(s1 != s0, s0 / (s0 - s1), 0.0)
     return t[idx] + frac * (t[idx + 1] - t[idx])

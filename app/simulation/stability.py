@@ -284,8 +284,13 @@ def _predictions(body: Body, omegas: np.ndarray) -> tuple[np.ndarray, np.ndarray
         from ..physics import exact
     except ImportError:  # the closed forms are not there: leave NaN
         return period, first
+    from ..physics.diagnostics import FLIP_SHARE, intermediate_peak_share
+
     moments, axes = body.principal()
+    turns_over = intermediate_peak_share(body, omegas) > FLIP_SHARE  # else a stable wobble
     for k, wp in enumerate(omegas @ axes):
+        if not turns_over[k]:
+            continue
         p = exact.flip_period(moments, wp)
         f = exact.first_flip_time(moments, wp)
         period[k] = np.nan if p is None or not np.isfinite(p) else p
