@@ -1,0 +1,50 @@
+"""``tumble bench``: its JSON contract and files (figures are printed, never asserted as times)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+KEYS = ["scenario", "integrator", "dt", "pos_err_max", "pos_err_rms", "vel_err_max", "vel_err_rms",
+        "angle_err_max", "angle_err_rms", "omega_err_max", "omega_err_rms", "E_drift_max", "L_drift_max",
+        "wall_per_sim_s", "steps_per_s", "batch_body_steps_per_s"]
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "app", "bench", *args], capture_output=True, text=True)
+
+
+def test_bench_json_rows_and_accuracy_ordering(tmp_path):
+    res = run("boxes-complex", "--integrators", "euler", "rk4", "splitting", "exact", "--dt", "0.01", "0.005",
+              "--json", "--out", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    rows = json.loads(res.stdout)
+    assert len(rows) == 8
+    for r in rows:
+        assert all(k in r for k in KEYS)
+    by = {(r["integrator"], r["dt"]): r for r in rows}
+    # orders: halving dt divides rk4's error by ~16, euler's by ~2 (first-order engines' 1e-2 class)
+    assert by[("rk4", 0.01)]["angle_err_max"] / by[("rk4", 0.005)]["angle_err_max"] == pytest.approx(16, rel=0.3)
+    assert by[("euler", 0.01)]["angle_err_max"] / by[("euler", 0.005)]["angle_err_max"] == pytest.approx(2, rel=0.3)
+    assert by[("splitting", 0.01)]["L_drift_max"] < 1e-12
+    assert by[("exact", 0.01)]["angle_err_max"] < 1e-10
+    # the centre of mass of every method here but euler follows the parabola to round-off
+    assert by[("rk4", 0.01)]["pos_err_max"] < 1e-10 and by[("euler", 0.01)]["pos_err_max"] > 1e-3
+    assert (tmp_path / "bench.csv").read_text().splitlines()[0].startswith("scenario,integrator,dt")
+    assert (tmp_path / "work-precision.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_bench_markdown_and_torqued_reference():
+    res = run("rocket-top", "--integrators", "rk4", "exact", "--dt", "0.01")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.strip().splitlines()
+    assert lines[0].startswith("| scenario | integrator | dt |") and len(lines) == 4
+    assert "n/a" in lines[3] and "exact" in lines[3]  # the closed form refuses torques, said in the row
+
+
+@pytest.mark.parametrize("args,word", [(["--dt", "0"], "--dt"), (["nope"], "scenario"),
+                                       (["--integrators", "magic"], "--integrator")])
+def test_bench_bad_input(args, word):
+    res = run(*args)
+    assert res.returncode == 2 and word in res.stderr and len(res.stderr.strip().splitlines()) == 1
