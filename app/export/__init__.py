@@ -21,6 +21,7 @@ from .settings import (  # noqa: F401
     estimate_bytes,
     parse_size,
     plan_export,
+    sequence_paths,
 )
 
 

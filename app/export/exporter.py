@@ -37,7 +37,7 @@ from .encode import (
     png_args,
 )
 from .errors import EncodeError, ExportCancelled
-from .settings import FORMATS, ExportPlan, ExportSettings, plan_export
+from .settings import FORMATS, ExportPlan, ExportSettings, plan_export, sequence_digits, sequence_paths
 from .timeline import Timeline, simulate_timeline
 
 
@@ -180,14 +180,6 @@ def _encode_gif(plan, maker, progress, cancel) -> list:
     return [plan.out]
 
 
-def sequence_paths(out, n_frames: int) -> list:
-    """The files of a PNG sequence for ``out`` = ``NAME.png``: ``NAME_0000.png``, ... (four
-    digits, more when there are 10000 frames or more), beside ``out``."""
-    out = Path(out)
-    digits = max(4, len(str(n_frames - 1)))
-    return [out.with_name(f"{out.stem}_{i:0{digits}d}{out.suffix}") for i in range(n_frames)]
-
-
 @contextlib.contextmanager
 def _atomic_sequence(out, n_frames: int):
     """Yield an ffmpeg pattern in a hidden temporary folder beside ``out``; on success move
@@ -197,7 +189,7 @@ def _atomic_sequence(out, n_frames: int):
     folder = out.parent if str(out.parent) else Path(".")
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=folder))
     targets = sequence_paths(out, n_frames)
-    digits = max(4, len(str(n_frames - 1)))
+    digits = sequence_digits(n_frames)
     try:
         yield work / f"{out.stem}_%0{digits}d{out.suffix}"
         made = sorted(work.iterdir())

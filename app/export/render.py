@@ -9,6 +9,7 @@ reused buffer, which is several times cheaper than ``Plotter.screenshot``.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
@@ -21,18 +22,28 @@ TEXT_FRACTION = 0.028
 TITLE_FRACTION = 0.036
 #: smallest font (pixels), so that small GIFs stay readable
 MIN_FONT = 9
+#: environment variable VTK reads to choose its render window class
+WINDOW_CLASS_VARIABLE = "VTK_DEFAULT_OPENGL_WINDOW"
 #: margin of the overlay text from the frame's edges, as a fraction of the frame height
 MARGIN_FRACTION = 0.02
 
 
-def use_egl_without_display() -> None:
-    """With no X display, ask VTK for its EGL render window directly.
+@contextlib.contextmanager
+def egl_without_display():
+    """With no X display, ask VTK for its EGL render window directly (within the block).
 
     Without this VTK first tries X, prints a warning about the bad X connection, then
-    falls back to EGL; the result is the same, the warning is noise on the terminal.
+    falls back to EGL; the result is the same, the warning is noise on the terminal. The
+    setting is undone afterwards, so windows made later in the process are not affected.
     """
-    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
-        os.environ.setdefault("VTK_DEFAULT_OPENGL_WINDOW", "vtkEGLRenderWindow")
+    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or WINDOW_CLASS_VARIABLE in os.environ:
+        yield
+        return
+    os.environ[WINDOW_CLASS_VARIABLE] = "vtkEGLRenderWindow"
+    try:
+        yield
+    finally:
+        os.environ.pop(WINDOW_CLASS_VARIABLE, None)
 
 
 def _gradient_layer(plotter):
@@ -42,13 +53,16 @@ def _gradient_layer(plotter):
     fifth of the frame's render time less in software GL: VTK's gradient runs a costlier
     shader on every pixel. (The dithering noise is also dropped on purpose: the encoder
     would spend bits on it, a GIF especially, and nobody sees it after compression.)
-    Returns the background renderer (layer 0); the scene's renderer moves to layer 1.
+    Returns the background renderer (layer 0; the scene's renderer moves to layer 1), or
+    None when the scene's background is flat (nothing to do).
     """
     from vtkmodules.vtkCommonCore import vtkPoints, vtkUnsignedCharArray
     from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkPolyData
     from vtkmodules.vtkRenderingCore import vtkActor2D, vtkCoordinate, vtkPolyDataMapper2D, vtkRenderer
 
     renderer = plotter.renderer
+    if not renderer.GetGradientBackground() or renderer.GetGradientMode() != renderer.GradientModes.VTK_GRADIENT_VERTICAL:
+        return None
     bottom = [round(255 * c) for c in renderer.GetBackground()]
     top = [round(255 * c) for c in renderer.GetBackground2()]
     points = vtkPoints()
@@ -98,12 +112,12 @@ class SceneRenderer:
     """
 
     def __init__(self, scenario, size, title=None, show_time=True, show_flips=True, speed=1.0):
-        use_egl_without_display()
         import pyvista as pv
         from vtkmodules.vtkCommonCore import vtkUnsignedCharArray
 
         self.width, self.height = (int(v) for v in size)
-        self.plotter = pv.Plotter(off_screen=True, window_size=(self.width, self.height))
+        with egl_without_display():
+            self.plotter = pv.Plotter(off_screen=True, window_size=(self.width, self.height))
         self.window = self.plotter.render_window
         self.window.SetMultiSamples(0)
         self.scene = RigidBodyScene(self.plotter, follow=True, trail=True, legend=True)
@@ -162,8 +176,9 @@ class SceneRenderer:
     def close(self) -> None:
         """Release the render window and its GL context."""
         if self.plotter is not None:
-            self.window.RemoveRenderer(self._background)
-            self._background = None
+            if self._background is not None:
+                self.window.RemoveRenderer(self._background)
+                self._background = None
             self.scene.clear()
             self.plotter.close()
             self.plotter = None

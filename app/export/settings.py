@@ -267,6 +267,20 @@ def plan_export(scenario, settings: ExportSettings) -> ExportPlan:
                       with_plots=bool(settings.with_plots), overlay=settings.overlay, title=title)
 
 
+def sequence_digits(n_frames: int) -> int:
+    """Digits in the frame numbers of a PNG sequence: four, more from 10000 frames on."""
+    return max(4, len(str(n_frames - 1)))
+
+
+def sequence_paths(out, n_frames: int) -> list:
+    """The files of a PNG sequence for ``out`` = ``NAME.png``: ``NAME_0000.png``,
+    ``NAME_0001.png``, ... beside ``out`` (not in a folder, so a file manager or an editor
+    that imports numbered images finds them where the user pointed)."""
+    out = Path(out)
+    digits = sequence_digits(n_frames)
+    return [out.with_name(f"{out.stem}_{i:0{digits}d}{out.suffix}") for i in range(n_frames)]
+
+
 #: rough bytes per pixel per frame of the outputs, measured on the presets (see README)
 BYTES_PER_PIXEL_FRAME = {"mp4": 0.010, "gif": 0.08, "png": 0.45}
 #: bytes per row of a CSV / NPZ table, and of a scenario file
