@@ -1,0 +1,117 @@
+"""The export dialog: preview, a background export with progress, cancel, and bad choices."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+
+import pytest
+
+# Qt warns (which fails a test) without XDG_RUNTIME_DIR, as in containers and CI; set it
+# before any QApplication exists (tests/gui/conftest.py does the same for its tests)
+if not os.environ.get("XDG_RUNTIME_DIR"):
+    _runtime = tempfile.mkdtemp(prefix="tumble-xdg-runtime-")
+    os.chmod(_runtime, 0o700)
+    os.environ["XDG_RUNTIME_DIR"] = _runtime
+
+from PyQt5.QtCore import QTimer  # noqa: E402
+from PyQt5.QtWidgets import QStatusBar  # noqa: E402
+
+from app.gui.export_dialog import ExportDialog, offer_open_folder  # noqa: E402
+from app.scenario import load  # noqa: E402
+
+#: a child export starts Python, VTK and ffmpeg: give it time on a busy 2-core machine
+EXPORT_TIMEOUT_MS = 90_000
+
+
+@pytest.fixture
+def dialog(qtbot, tmp_path):
+    threads_before = set(threading.enumerate())
+    d = ExportDialog(load("t-handle"), out=tmp_path / "clip.mp4")
+    qtbot.addWidget(d)
+    d.size_combo.setCurrentText("Custom")
+    d.width_spin.setValue(320)
+    d.height_spin.setValue(240)
+    d.fps_spin.setValue(10)
+    d.show()
+    yield d
+    was_running = d.running
+    d.close()
+    assert not was_running, "the test left an export running"
+    assert not d.running
+    assert set(threading.enumerate()) <= threads_before, "the dialog starts no threads of its own"
+
+
+def test_preview_shows_size_frames_and_estimate(dialog):
+    dialog.duration_spin.setValue(2.0)
+    text = dialog.preview.text()
+    assert "320 × 240 px" in text and "20 frames at 10 fps" in text and "about" in text
+    assert dialog.export_button.isEnabled()
+
+
+def test_bad_choices_disable_export_with_the_reason(dialog, tmp_path):
+    dialog.out_edit.setText(str(tmp_path / "missing" / "clip.mp4"))
+    assert not dialog.export_button.isEnabled()
+    assert "out must be in an existing folder" in dialog.preview.text()
+    dialog.out_edit.setText(str(tmp_path / "clip.mp4"))
+    dialog.start_spin.setValue(55.0)
+    dialog.duration_spin.setValue(10.0)
+    assert not dialog.export_button.isEnabled()
+    assert "duration must be <= 5" in dialog.preview.text()
+
+
+def test_format_choice_sets_extension_and_sharing_defaults(dialog):
+    dialog.format_combo.setCurrentIndex(1)  # GIF
+    assert dialog.out_edit.text().endswith("clip.gif")
+    assert (dialog.fps_spin.value(), dialog.width_spin.value(), dialog.height_spin.value()) == (20, 640, 360)
+
+
+def test_export_runs_in_the_background_and_reports_the_file(qtbot, dialog, tmp_path):
+    dialog.duration_spin.setValue(1.5)
+    ticks = []
+    timer = QTimer()
+    timer.timeout.connect(lambda: ticks.append(1))
+    timer.start(20)
+    progress_seen = []
+    dialog.progress.valueChanged.connect(progress_seen.append)
+    with qtbot.waitSignal(dialog.export_finished, timeout=EXPORT_TIMEOUT_MS) as blocker:
+        dialog.start_export()
+        assert dialog.running and not dialog.export_button.isEnabled()
+    timer.stop()
+    path = tmp_path / "clip.mp4"
+    assert blocker.args == [str(path)]
+    assert path.stat().st_size > 1000
+    assert max(progress_seen) == 15
+    assert "Wrote" in dialog.status.text() and "15 frames" in dialog.status.text()
+    # the event loop kept running while the child rendered: about every 20 ms
+    assert len(ticks) > 20
+    assert not dialog.running and dialog.export_button.isEnabled()
+
+
+def test_cancel_stops_the_child_and_leaves_nothing(qtbot, dialog, tmp_path):
+    dialog.duration_spin.setValue(30.0)
+    dialog.start_export()
+    qtbot.waitUntil(lambda: dialog.progress.value() >= 3, timeout=EXPORT_TIMEOUT_MS)
+    with qtbot.waitSignal(dialog.export_cancelled, timeout=EXPORT_TIMEOUT_MS):
+        dialog.cancel_button.click()
+    assert "nothing was written" in dialog.status.text()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failed_export_shows_the_one_line_reason(qtbot, dialog, tmp_path, monkeypatch):
+    monkeypatch.setenv("IMAGEIO_FFMPEG_EXE", str(tmp_path / "no-such-ffmpeg"))
+    dialog.duration_spin.setValue(1.0)
+    with qtbot.waitSignal(dialog.export_failed, timeout=EXPORT_TIMEOUT_MS) as blocker:
+        dialog.start_export()
+    assert "no-such-ffmpeg" in blocker.args[0] or "ffmpeg" in blocker.args[0].lower()
+    assert "\n" not in blocker.args[0]
+    assert [p.name for p in tmp_path.iterdir()] == []
+
+
+def test_status_bar_offers_to_open_the_folder(qtbot, tmp_path):
+    bar = QStatusBar()
+    qtbot.addWidget(bar)
+    button = offer_open_folder(bar, tmp_path / "clip.mp4")
+    assert button.text() == "Open folder"
+    assert bar.currentMessage() == "Exported clip.mp4"
