@@ -372,3 +372,11 @@ def test_the_module_stays_light_until_it_renders():
     res = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip() == ""
+
+
+def test_a_new_file_gets_the_usual_permissions(cli_clips):
+    """The temporary file starts private (mkstemp); the published one follows the umask."""
+    folder, _ = cli_clips
+    mask = os.umask(0)
+    os.umask(mask)
+    assert stat.S_IMODE((folder / "a.mp4").stat().st_mode) == 0o666 & ~mask

@@ -19,6 +19,7 @@ import contextlib
 import os
 import re
 import shutil
+import stat
 import tempfile
 import time
 from dataclasses import dataclass
@@ -160,8 +161,20 @@ def _pump(pipe: FfmpegPipe, maker: FrameMaker, indices, progress, cancel, total:
         raise
 
 
+def _published_mode(target: Path) -> int:
+    """Permissions the output gets: the old file's when replacing one, else what the umask
+    gives a new file (the temporary file starts private, as mkstemp makes it)."""
+    try:
+        return stat.S_IMODE(target.stat().st_mode)
+    except OSError:
+        mask = os.umask(0)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
 def _encode_mp4(plan, maker, progress, cancel) -> list:
     with atomic_path(plan.out) as tmp:
+        os.chmod(tmp, _published_mode(plan.out))
         _pump(FfmpegPipe(plan.size, plan.fps, mp4_args(tmp)), maker, range(plan.n_frames), progress, cancel)
     return [plan.out]
 
@@ -173,6 +186,7 @@ def palette_sample(n_frames: int, count: int = GIF_PALETTE_FRAMES) -> list:
 
 def _encode_gif(plan, maker, progress, cancel) -> list:
     with tempfile.TemporaryDirectory(prefix="tumble-gif-") as work, atomic_path(plan.out) as tmp:
+        os.chmod(tmp, _published_mode(plan.out))
         palette = Path(work) / "palette.png"
         _pump(FfmpegPipe(plan.size, plan.fps, palette_args(palette)), maker, palette_sample(plan.n_frames),
               None, cancel)
