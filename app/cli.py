@@ -461,8 +461,14 @@ def cmd_export(args) -> int:
     where = str(paths[0]) if len(paths) == 1 else f"{paths[0]} ... {paths[-1].name}"
     print(f"wrote {where}: {result.frames} frames, {w}x{h}, {plan.fps} fps, {plan.duration:g} s "
           f"({result.bytes / 1e6:.2f} MB)")
+    from .export.timing import process_age
+
+    age = process_age()
+    wall = age if age is not None and age >= wall else wall  # from process start when known
     print(f"wall time {wall:.2f} s for a {plan.duration:g} s clip: {plan.duration / wall:.2f}x real time "
-          f"(simulation {result.simulate_seconds:.2f} s, frames {result.frames / max(result.seconds - result.simulate_seconds, 1e-9):.1f}/s)")
+          f"({'since the process started' if age is not None else 'of the command'}; "
+          f"simulation {result.simulate_seconds:.2f} s, "
+          f"frames {result.frames / max(result.seconds - result.simulate_seconds, 1e-9):.1f}/s)")
     if json_progress is not None:
         json_progress.emit("done", path=str(paths[0]), files=len(paths), frames=result.frames,
                            bytes=result.bytes, seconds=wall)
