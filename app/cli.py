@@ -438,9 +438,9 @@ def cmd_export(args) -> int:
         if json_progress is not None:
             json_progress(done, total)
         now = time.perf_counter()
-        if not first_frame:
-            first_frame.append(now)
-        rate = done / (now - first_frame[0]) if done and now > first_frame[0] else 0.0
+        if done and not first_frame:  # the rate counts from the first frame, after start-up
+            first_frame.append((now, done))
+        rate = (done - first_frame[0][1]) / (now - first_frame[0][0]) if first_frame and now > first_frame[0][0] else 0
         bar(done / total, f"frame {done}/{total}" + (f", {(total - done) / rate:.0f} s left" if rate else ""))
 
     try:
