@@ -3,8 +3,10 @@
 The same three plots as the window, on a shared time axis that spans the whole clip, so
 the curves grow from left to right as the clip plays. Drawn with matplotlib's Agg canvas
 (no Qt, no display, any thread): axes, ticks and labels are drawn once and saved, and
-each frame restores them and draws only the curves (blitting). Measured at 480x720: about
-3 ms a frame, against about 14 ms for pyqtgraph grabbing a hidden widget (see README).
+each frame restores them and draws only the curves (blitting). Measured here at 480x720
+with 8 curves of up to 1200 points: 3.3-4.2 ms a frame, against 6.7-7.2 ms for pyqtgraph
+updating a hidden GraphicsLayoutWidget and grabbing it (which also needs a QApplication,
+so a Qt platform, on a server).
 """
 
 from __future__ import annotations
