@@ -17,6 +17,7 @@ fixed thread count, so the same frames give the same file on any machine.
 from __future__ import annotations
 
 import queue
+import re
 import subprocess
 import tempfile
 import threading
@@ -185,4 +186,5 @@ class FfmpegPipe:
         self._stderr.seek(0)
         text = self._stderr.read()[-STDERR_TAIL:].decode("utf-8", "replace")
         lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-        return lines[-1] if lines else ""
+        # "[out#0/mp4 @ 0x55...] Error closing file: ..." -> "Error closing file: ..."
+        return re.sub(r"^(\[[^]]*\]\s*)+", "", lines[-1]) if lines else ""
