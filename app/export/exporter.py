@@ -123,7 +123,9 @@ def export_animation(scenario, settings: ExportSettings | ExportPlan,
     DivergenceError : the simulation diverged
     ExportCancelled, EncodeError, OSError : nothing is left at the target
 
-    Thread: any thread, but all of one export on that thread (it renders with VTK).
+    Thread: all of one export on one thread (it renders with VTK), in a process that has
+    no VTK window of its own on another thread: the command line, or the child process
+    the window's export dialog starts.
     """
     plan = settings if isinstance(settings, ExportPlan) else plan_export(scenario, settings)
     if plan.format not in FORMATS.values():
