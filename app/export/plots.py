@@ -25,6 +25,8 @@ LINE_WIDTH = 1.4
 Y_MARGIN = 0.08
 #: colour of the energy drift curve (the |L| drift uses the L arrow's colour)
 E_COLOR = TRAIL_COLOR
+#: shortest stretch of simulated time the plots show (s)
+MIN_SPAN = 2.0
 #: dots per inch of the figure; only the pixel size matters
 DPI = 100
 
@@ -35,7 +37,8 @@ class PlotPanel:
     Parameters
     ----------
     size : (width, height) in pixels
-    timeline : the :class:`~app.export.timeline.Timeline` (curves from its first frame on)
+    timeline : the :class:`~app.export.timeline.Timeline` (curves from its first frame on, or
+        from up to MIN_SPAN before the last frame when the clip is shorter)
     t_end : simulated time of the last frame (right edge of the time axis)
     """
 
@@ -45,11 +48,14 @@ class PlotPanel:
 
         self.width, self.height = (int(v) for v in size)
         tl = timeline
-        a = tl.first
-        self._a = a
         t = tl.t
+        # the time axis spans the clip, or reaches back into the run before it when the clip
+        # covers less than MIN_SPAN of simulated time (a single frame still shows its curves)
+        t0 = max(float(t[0]), min(float(t[tl.first]), t_end - MIN_SPAN))
+        a = int(np.searchsorted(t, t0 - 1e-12))
+        self._a = a
         self._t = t
-        t0 = t[a]
+        t0 = float(t[a])
         span = max(t_end - t0, 1e-9)
         px = 1.0 / DPI
         fs = max(7.0, FONT_FRACTION * self.height * 72 / DPI)
@@ -77,12 +83,15 @@ class PlotPanel:
             pad = Y_MARGIN * (hi - lo) if hi > lo else max(abs(hi), 1e-15)
             ax.set_ylim(lo - pad, hi + pad)
             ax.set_xlim(t0, t0 + span)
+            ax.ticklabel_format(axis="x", useOffset=False)
             for y, color, label in curves:
                 (line,) = ax.plot([], [], color=color, linewidth=LINE_WIDTH, label=label, animated=True,
                                   solid_joinstyle="round")
                 self._lines.append((ax, line, y))
-            leg = ax.legend(loc="upper right", fontsize=fs * 0.8, frameon=False, ncol=len(curves),
-                            handlelength=1.2, columnspacing=0.8, borderaxespad=0.2)
+            # the key sits above the plot, on the title's line, so it never hides a curve
+            leg = ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=fs * 0.8, frameon=False,
+                            ncol=len(curves), handlelength=1.2, columnspacing=0.8, borderaxespad=0.0,
+                            borderpad=0.1)
             for text in leg.get_texts():
                 text.set_color(TEXT_COLOR)
         axes[-1].set_xlabel("simulated time (s)", color=TEXT_COLOR, fontsize=fs)
