@@ -148,6 +148,7 @@ class MainWindow(QMainWindow):
         self._build_status()
         self._restore(stored)
 
+        self._show_scenario(self.worker.latest())  # the first frame already shows the body
         render_window = self.scene_view.ren_win
         render_window.AddObserver("EndEvent", self._on_rendered)
 
@@ -485,7 +486,11 @@ class MainWindow(QMainWindow):
     # ------------------------------------------------------------------ closing
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt API
-        """Stop the timer and the worker (joined), save settings, release the GL views."""
+        """Stop the timer and the worker (joined), save settings, release the GL views.
+        Safe to call twice (a test and pytest-qt may both close the window)."""
+        if self._closing:
+            super().closeEvent(event)
+            return
         self._closing = True
         self.frame_timer.stop()
         self.worker.stop()
@@ -493,6 +498,7 @@ class MainWindow(QMainWindow):
             self._save_settings()
         self.scene_view.close()
         self.polhode_view.close()
+        self.plots.release()
         super().closeEvent(event)
 
     def _save_settings(self) -> None:

@@ -567,9 +567,11 @@ class ParameterPanel(QWidget):
         except ParameterError as err:
             self._show_error(err)
             return False
-        if sc != self._scenario and not sc.name.endswith("(edited)"):
-            sc = sc.replace(name=f"{sc.name} (edited)")
         preset = self.preset.currentText()
+        if sc != self._scenario:
+            preset = CUSTOM_PRESET
+            if not sc.name.endswith("(edited)"):
+                sc = sc.replace(name=f"{sc.name} (edited)")
         self.set_scenario(sc, preset=preset if preset != CUSTOM_PRESET else None)
         self.scenario_applied.emit(sc)
         return True

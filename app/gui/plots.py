@@ -75,6 +75,15 @@ class PlotsPanel(pg.GraphicsLayoutWidget):
                                 brush=pg.mkBrush(22, 25, 30, 170), verSpacing=-6)
         legend.setParentItem(plot.vb)
 
+    def release(self) -> None:
+        """Delete pyqtgraph's parentless context menus (PlotItem.ctrlMenu and its submenus,
+        ViewBox.menu): they are top-level widgets that would outlive the window."""
+        for plot in (self.L_plot, self.w_plot, self.d_plot):
+            for menu in [*getattr(plot, "subMenus", []), getattr(plot, "ctrlMenu", None),
+                         getattr(plot.vb, "menu", None)]:
+                if menu is not None:
+                    menu.deleteLater()
+
     # ------------------------------------------------------------------ options
 
     def set_window(self, label: str) -> None:

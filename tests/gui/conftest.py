@@ -1,0 +1,90 @@
+"""GUI test fixtures: private settings, a window factory, and a guard that fails any test
+leaving threads, top-level widgets or pyvista plotters alive (as napari and pyvistaqt do)."""
+
+from __future__ import annotations
+
+import gc
+import os
+import tempfile
+import threading
+import time
+
+import pytest
+
+# Qt warns (a qWarning, which fails the test) when XDG_RUNTIME_DIR is unset, as it is in
+# containers and CI; give it a private one before any QApplication exists.
+if not os.environ.get("XDG_RUNTIME_DIR"):
+    _runtime = tempfile.mkdtemp(prefix="tumble-xdg-runtime-")
+    os.chmod(_runtime, 0o700)
+    os.environ["XDG_RUNTIME_DIR"] = _runtime
+
+#: how long the leak guard waits for threads and deferred deletes to settle (s)
+SETTLE_S = 5.0
+
+
+@pytest.fixture(autouse=True)
+def private_settings(tmp_path, monkeypatch):
+    """QSettings (and any subprocess's XDG config) go to a temporary folder, never the user's."""
+    from PyQt5.QtCore import QSettings
+
+    folder = tmp_path / "settings"
+    folder.mkdir()
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(folder))
+    for fmt in (QSettings.IniFormat, QSettings.NativeFormat):
+        QSettings.setPath(fmt, QSettings.UserScope, str(folder))
+    return folder
+
+
+@pytest.fixture(autouse=True)
+def no_leaks(qapp, private_settings):
+    """Fail the test if it leaves extra threads, top-level widgets or pyvista plotters."""
+    from PyQt5.QtCore import QCoreApplication, QEvent
+    from pyvista.plotting import plotter as pv_plotter
+
+    threads_before = set(threading.enumerate())
+    widgets_before = {id(w) for w in qapp.topLevelWidgets()}
+    plotters_before = set(pv_plotter._ALL_PLOTTERS)
+    yield
+    deadline = time.perf_counter() + SETTLE_S
+    while True:
+        QCoreApplication.sendPostedEvents(None, QEvent.DeferredDelete)
+        qapp.processEvents()
+        gc.collect()  # pyqtgraph's parentless context menus die with their Python owners
+        threads = [t for t in threading.enumerate() if t not in threads_before and t.is_alive()]
+        widgets = [w for w in qapp.topLevelWidgets() if id(w) not in widgets_before]
+        if not threads and not widgets or time.perf_counter() > deadline:
+            break
+        time.sleep(0.05)
+    plotters = set(pv_plotter._ALL_PLOTTERS) - plotters_before
+    problems = []
+    if threads:
+        problems.append("threads still running: " + ", ".join(t.name for t in threads))
+    if widgets:
+        problems.append("top-level widgets still alive: " + ", ".join(type(w).__name__ for w in widgets))
+    if plotters:
+        problems.append("pyvista plotters not closed: " + ", ".join(sorted(plotters)))
+    if problems:
+        pytest.fail("; ".join(problems))
+
+
+@pytest.fixture
+def open_window(qtbot):
+    """Factory: ``open_window("boxes-complex", speed=10)`` -> a shown MainWindow whose first
+    frame has been drawn; closed and deleted by qtbot at the end of the test."""
+    from app.gui.launch import resolve_scenario
+    from app.gui.main_window import MainWindow
+
+    def make(scenario=None, *, speed=None, paused=False, persist=False):
+        sc, preset = resolve_scenario(scenario)
+        window = MainWindow(sc, preset=preset, paused=paused, persist=persist)
+        qtbot.addWidget(window)
+        if speed is not None:
+            window.set_speed(speed)
+        with qtbot.waitSignal(window.first_frame_drawn, timeout=20000):
+            window.show()
+        # window shortcuts (space, R, K) need the window to be the active one
+        window.activateWindow()
+        qtbot.waitUntil(window.isActiveWindow, timeout=5000)
+        return window
+
+    return make
