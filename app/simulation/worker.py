@@ -90,6 +90,9 @@ class Snapshot:
     error: str | None = None      # the last failure, shown by the GUI; None when fine
     error_serial: int = 0         # increments with each new error
     error_detail: str = field(default="", repr=False)
+    #: the state the current segment started from (the run's start or its last kick): the
+    #: exact torque-free solution from here is what the GUI's "exact ghost" draws
+    segment_start: State | None = None
 
     @property
     def t(self) -> float:
@@ -299,6 +302,7 @@ class SimulationWorker(threading.Thread):
 
     def _restart(self) -> None:
         self._state = self._scenario.initial_state
+        self._segment_start = self._state
         self._run_id += 1
         self._steps = 0
         self._flip_times: deque = deque(maxlen=FLIPS_KEPT)
@@ -416,6 +420,7 @@ class SimulationWorker(threading.Thread):
         s = self._state
         w = s.w + np.linalg.solve(self._body.inertia, J)
         self._state = State(s.t, s.c, s.v, s.q, w)
+        self._segment_start = self._state
         self._kick_times.append(s.t)
         self._baseline()  # drifts measure the integrator, not the kick
         self._predicted = predicted_period(self._scenario, w)
@@ -470,6 +475,7 @@ class SimulationWorker(threading.Thread):
             error=self._error,
             error_serial=self._error_serial,
             error_detail=self._error_detail,
+            segment_start=self._segment_start,
         )
         snap.L.setflags(write=False)
         with self._lock:
