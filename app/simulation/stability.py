@@ -188,6 +188,7 @@ def stability_map(
     dt: float | None = None,
     progress: Callable[[float], None] | None = None,
     predict: bool = True,
+    min_chunks: int = MIN_CHUNKS,
 ) -> StabilityMap:
     """Sweep the initial spin axis over the sphere and measure how far omega wanders.
 
@@ -210,6 +211,10 @@ def stability_map(
     predict : bool
         Also fill ``flip_period`` and ``first_flip`` from the closed form
         (:mod:`app.physics.analysis`); NaN where there is no flip or it is unavailable.
+    min_chunks : int
+        Split the run into at least this many batched calls. Each call holds the
+        interpreter lock throughout, so a window computing the map on a thread asks for
+        more, shorter ones to keep its display going.
 
     Returns
     -------
@@ -243,7 +248,8 @@ def stability_map(
     every = max(1, int(SAMPLE_ANGLE // STEP_ANGLE))
     sample = every * dt
     samples_total = max(1, math.ceil(duration / sample * (1 - 1e-12)))
-    per_chunk = max(1, min(math.ceil(samples_total / MIN_CHUNKS), CHUNK_BYTES // (n * BYTES_PER_SAMPLE)))
+    per_chunk = max(1, min(math.ceil(samples_total / max(1, int(min_chunks))),
+                           CHUNK_BYTES // (n * BYTES_PER_SAMPLE)))
     best_cos = np.ones(n)  # running min of cos(angle), i.e. the running max of the angle
     done = 0
     while done < samples_total:
