@@ -36,8 +36,9 @@ def rss_mb() -> float:
     return resident_pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def run_gui_bench(seconds: float = 60.0, speed: float = 1.0) -> dict:
-    """Open the main window, run ``seconds`` of wall time at ``speed``, return the figures.
+def run_gui_bench(seconds: float = 60.0, speed: float = 1.0, view: str = "main") -> dict:
+    """Open ``view`` (the main window by default), run ``seconds`` of wall time at
+    ``speed``, return the figures.
 
     Keys: ``fps`` (scene frames drawn per wall second), ``realtime_factor`` (simulated
     seconds per wall second, so ``speed`` when the worker keeps up), ``startup_s`` (process
@@ -47,13 +48,14 @@ def run_gui_bench(seconds: float = 60.0, speed: float = 1.0) -> dict:
     from ..scenario import load
     from .launch import qt_application
 
+    from .views import resolve_view, view_factory
+
+    resolve_view(view)
     sc = load(BENCH_PRESET)
     app = qt_application()
     from PyQt5.QtCore import QTimer
 
-    from .main_window import MainWindow
-
-    window = MainWindow(sc, preset=BENCH_PRESET, persist=False)
+    window = view_factory(view)(sc, preset=BENCH_PRESET, persist=False)
     window.resize(*BENCH_SIZE)
     window.set_speed(speed)
     warmup = min(WARMUP_S, WARMUP_FRACTION * seconds)
@@ -88,5 +90,6 @@ def run_gui_bench(seconds: float = 60.0, speed: float = 1.0) -> dict:
     app.processEvents()
     if "fps" not in fig:
         raise RuntimeError("the GUI benchmark window closed before the measurement ended")
+    fig["view"] = view
     return {k: fig[k] for k in ("fps", "realtime_factor", "startup_s", "memory_growth_mb",
-                                "speed", "seconds", "frames", "rss_mb")}
+                                "speed", "seconds", "frames", "rss_mb", "view")}

@@ -49,3 +49,7 @@ def view_factory(name: str):
 
 register_view("main", "app.gui.main_window:MainWindow",
               "parameter panel, 3D scene of the body, live plots of L, omega, drift and the polhode")
+register_view("compare", "app.gui.compare_window:CompareWindow",
+              "two integrators (or steps) on one scenario side by side, their energy and |L| drifts on shared plots")
+register_view("stability", "app.gui.stability_window:StabilityWindow",
+              "stability map of the body's spin axes (wander of omega), click a point to run that spin")

@@ -1,0 +1,644 @@
+"""The stability view (``tumble gui --view stability``): for the scenario's body, how far
+omega wanders from its start, for spin axes all over the sphere, on a latitude-longitude
+map with the principal axes marked; a click runs that spin in a 3D scene beside the map.
+
+Data flow (one QTimer parented to the window, GUI thread)::
+
+    StabilityJob (thread)       --progress / result-->  _on_frame: progress bar, then the map once
+    SimulationWorker (thread)   --latest()/history-->   _on_frame: scene pose (every frame),
+                                                        omega's track on the map (PLOT_INTERVAL_S)
+    map click (GUI)  -> nearest lattice direction k -> worker.apply(scenario with initial_omega(k))
+
+Why the click runs the spin in a scene *beside* the map rather than in a new main window:
+someone reading a map clicks one point after another (the unstable axis, a point beside
+it, a stable axis) and wants to see each answer at once, next to the place clicked, with
+omega's path drawn over the map as it wanders. A window per click would pile up and hide
+the map. The full main view, with its panel and plots, is one button away ("Open in main
+view"), and takes the spin last clicked.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import traceback
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PyQt5.QtCore import QByteArray, QPointF, Qt, QTimer, pyqtSignal
+from PyQt5.QtGui import QKeySequence
+from PyQt5.QtWidgets import (
+    QAction,
+    QApplication,
+    QDoubleSpinBox,
+    QLabel,
+    QMainWindow,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+from pyvistaqt import QtInteractor
+
+from ..atomic import atomic_path
+from ..scenario import Scenario
+from ..scene import RigidBodyScene
+from ..scene.body_scene import TRAIL_POINTS
+from ..scene.style import L_COLOR, OMEGA_COLOR, TRAIL_COLOR
+from ..simulation import SimulationWorker
+from ..simulation.stability import DEFAULT_DIRECTIONS, DEFAULT_DURATION, axis_labels, lat_lon, map_frame
+from ..simulation.stability_job import StabilityJob
+from ..simulation.worker import RECORD_INTERVAL_S
+from . import settings as keys
+from .main_window import DEFAULT_SIZE, FPS_WINDOW_S, FRAME_INTERVAL_MS, PLOT_INTERVAL_S, STATUS_INTERVAL_S
+from .theme import ERROR_TEXT, MUTED_TEXT, configure_pyqtgraph
+
+#: colour map of the wander (0 deg dark, 180 deg bright), as in ``tumble stability --out x.png``
+COLOR_MAP = "magma"
+#: omega's track, the chosen point and its marker: cyan stands out on every magma colour
+TRACK_COLOR = "#4dd0e1"
+#: seconds of simulated time of omega's track drawn on the map
+TRACK_SECONDS = 30.0
+#: most points of the track
+TRACK_POINTS = 3000
+#: marker symbol of each principal axis (ascending moments: minor, intermediate, major)
+AXIS_SYMBOLS = ("o", "star", "s")
+#: a screenshot waits at most this long for the map to finish (s)
+SCREENSHOT_MAP_WAIT_S = 60.0
+#: range of the directions and duration choosers
+DIRECTIONS_RANGE = (50, 20000)
+DURATION_RANGE = (1.0, 120.0)
+#: settings keys of this view
+GEOMETRY_KEY = "stability/geometry"
+DIRECTIONS_KEY = "stability/directions"
+DURATION_KEY = "stability/duration"
+
+
+def body_direction(lon_deg: float, lat_deg: float, frame: np.ndarray) -> np.ndarray:
+    """Body-frame unit vector at a map point (degrees), ``frame`` rows the map axes."""
+    lo, la = math.radians(lon_deg), math.radians(lat_deg)
+    d_map = np.array([math.cos(la) * math.cos(lo), math.cos(la) * math.sin(lo), math.sin(la)])
+    return d_map @ np.asarray(frame, dtype=float)
+
+
+def map_position(direction, frame) -> tuple[float, float]:
+    """(longitude, latitude) in degrees of a body-frame vector on the map."""
+    d = np.asarray(direction, dtype=float)
+    la, lo = lat_lon(d / np.linalg.norm(d), frame)
+    return math.degrees(float(lo)), math.degrees(float(la))
+
+
+def break_wraps(lon: np.ndarray, lat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Insert a NaN where the track jumps across the map's edge (|d lon| > 180 deg), so the
+    line is not drawn across the whole map."""
+    if len(lon) < 2:
+        return lon, lat
+    cut = np.nonzero(np.abs(np.diff(lon)) > 180.0)[0] + 1
+    return np.insert(lon, cut, np.nan), np.insert(lat, cut, np.nan)
+
+
+class StabilityWindow(QMainWindow):
+    """The stability map of the scenario's body, and a scene running the spin clicked.
+
+    Parameters
+    ----------
+    scenario : its body and |omega| set the map; its spin runs in the scene at first
+    preset, paused, persist : as for every view
+    directions, duration : the map's lattice size and simulated time (None: the stored
+        choice, or 2000 directions over 20 s)
+
+    Signals (GUI thread): ``first_frame_drawn(float)`` at the scene's first render;
+    ``map_ready()`` when the map is drawn; ``spin_loaded(object)`` with the body-frame
+    omega0 a click loaded.
+    """
+
+    first_frame_drawn = pyqtSignal(float)
+    map_ready = pyqtSignal()
+    spin_loaded = pyqtSignal(object)
+
+    def __init__(self, scenario: Scenario, *, preset: str | None = None, paused: bool = False,
+                 persist: bool = True, directions: int | None = None, duration: float | None = None,
+                 parent=None):
+        super().__init__(parent)
+        configure_pyqtgraph()
+        self.persist = persist
+        self.base = scenario
+        self.frames_drawn = 0
+        self.first_frame_time: float | None = None
+        self.result = None
+        self.job: StabilityJob | None = None
+        self.main_windows: list = []
+        self.selected_index: int | None = None
+        self._frame_times: list[float] = []
+        self._fps = 0.0
+        self._last_plot = 0.0
+        self._last_status = 0.0
+        self._drawn_serial = -1
+        self._shown_scenario = None
+        self._shown_run = None
+        self._closing = False
+        self._frame_failed = False
+        stored = keys.open_settings()
+        if directions is None:
+            directions = stored.value(DIRECTIONS_KEY, DEFAULT_DIRECTIONS, type=int) if persist else DEFAULT_DIRECTIONS
+        if duration is None:
+            duration = stored.value(DURATION_KEY, DEFAULT_DURATION, type=float) if persist else DEFAULT_DURATION
+        self.setWindowTitle(f"Tumble: stability map of {scenario.name}")
+        self.resize(*DEFAULT_SIZE)
+
+        body = scenario.rigid_body
+        self.moments, self.axes = body.principal()
+        self.frame = map_frame(self.axes)
+        self.axis_labels = axis_labels(self.moments)
+        self.omega_norm = float(np.linalg.norm(scenario.angular_velocity))
+
+        # --- central area: (map over its caption) | scene
+        self.map_widget = pg.GraphicsLayoutWidget()
+        self._build_map()
+        self.info = QLabel()
+        self.info.setWordWrap(True)
+        self.info.setTextFormat(Qt.RichText)
+        self.info.setContentsMargins(10, 4, 10, 6)
+        left = QWidget()
+        lay = QVBoxLayout(left)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.setSpacing(0)
+        lay.addWidget(self.map_widget, 1)
+        lay.addWidget(self.info)
+        self.scene_view = QtInteractor(self, multi_samples=0, auto_update=False)
+        self.scene_view.setMinimumSize(300, 300)
+        self.scene = RigidBodyScene(self.scene_view, follow=True, trail=True, legend=False)
+        self.scene_view.add_axes(color="#c9d1d9", line_width=2, labels_off=False)
+        self.spin_label = self._overlay(self.scene_view)
+        self.splitter = QSplitter(Qt.Horizontal)
+        self.splitter.addWidget(left)
+        self.splitter.addWidget(self.scene_view)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setSizes([900, 540])
+        self.setCentralWidget(self.splitter)
+
+        # --- the spin shown beside the map
+        self.worker = SimulationWorker(scenario, running=not paused)
+
+        self._build_actions()
+        self._build_toolbars(int(directions), float(duration))
+        self._build_menus()
+        self._build_status()
+        geometry = stored.value(GEOMETRY_KEY, QByteArray(), type=QByteArray)
+        if self.persist and not geometry.isEmpty():
+            self.restoreGeometry(geometry)
+        self._show_selection(np.asarray(scenario.angular_velocity, dtype=float))
+        self._show_info()
+
+        self._show_scenario(self.worker.latest())
+        self.scene_view.ren_win.AddObserver("EndEvent", self._on_rendered)
+        self.frame_timer = QTimer(self)
+        self.frame_timer.setTimerType(Qt.PreciseTimer)
+        self.frame_timer.timeout.connect(self._on_frame)
+        self.worker.start()
+        self.frame_timer.start(FRAME_INTERVAL_MS)
+        self.compute()
+
+    # ------------------------------------------------------------------ construction
+
+    def _build_map(self) -> None:
+        plot = self.map_plot = self.map_widget.addPlot(row=0, col=0)
+        plot.setMenuEnabled(False)
+        plot.hideButtons()
+        plot.setMouseEnabled(x=False, y=False)
+        plot.setAspectLocked(True, ratio=1.0)
+        plot.setRange(xRange=(-180, 180), yRange=(-90, 90), padding=0.02)
+        plot.setLabel("bottom", "longitude of the initial spin axis (deg): 0 = intermediate axis, ±90 = major axis")
+        plot.setLabel("left", "latitude (deg): ±90 = minor axis")
+        plot.getAxis("bottom").setTicks([[(x, f"{x:g}") for x in range(-180, 181, 45)]])
+        plot.getAxis("left").setTicks([[(y, f"{y:g}") for y in range(-90, 91, 30)]])
+        plot.setTitle("<span style='font-size:10pt'>Stability map: largest angle between ω(t) and ω(0)</span>")
+        cmap = pg.colormap.get(COLOR_MAP)
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.image.setColorMap(cmap)
+        self.image.setZValue(-10)
+        plot.addItem(self.image)
+        self.colorbar = pg.ColorBarItem(values=(0, 180), colorMap=cmap, label="wander (deg)", interactive=False,
+                                        width=16, colorMapMenu=False)
+        self.colorbar.setImageItem(self.image, insert_in=plot)
+        self.image.setLevels((0, 180))
+        self.pending_text = pg.TextItem("computing the stability map…", color="#c9d1d9", anchor=(0.5, 0.5))
+        self.pending_text.setPos(0, 45)
+        plot.addItem(self.pending_text)
+        # omega's track (the spin running beside the map), the point chosen, the axes
+        self.track = pg.PlotDataItem(pen=pg.mkPen(TRACK_COLOR, width=1.6), connect="finite")
+        plot.addItem(self.track)
+        self.track_head = pg.ScatterPlotItem(size=9, pen=pg.mkPen("#000000", width=1), brush=pg.mkBrush(TRACK_COLOR))
+        plot.addItem(self.track_head)
+        self.choice_marker = pg.ScatterPlotItem(size=22, symbol="+", pen=pg.mkPen(TRACK_COLOR, width=3),
+                                                brush=pg.mkBrush(TRACK_COLOR))
+        plot.addItem(self.choice_marker)
+        self._add_axis_markers(plot)
+        plot.scene().sigMouseClicked.connect(self._map_clicked)
+
+    def _add_axis_markers(self, plot) -> None:
+        """Each principal axis, both signs, marked and labelled with its name and verdict."""
+        self.axis_places: dict = {}
+        for k, label in enumerate(self.axis_labels):
+            name, _, verdict = label.partition(": ")
+            unstable = verdict.startswith("unstable")
+            for sign in (1, -1):
+                lon, lat = map_position(sign * self.axes[:, k], self.frame)
+                if abs(lat) > 89.999:
+                    lon = 0.0  # a pole's longitude is round-off
+                if lon > 179.999:
+                    lon = -180.0
+                self.axis_places[(k, sign)] = (lon, lat)
+                spots = [(lon, lat)] + ([(180.0, lat)] if lon <= -179.999 else [])
+                for x, y in spots:
+                    for pen, size in ((pg.mkPen("#000000", width=5), 17), (pg.mkPen("#ffffff", width=2), 17)):
+                        plot.addItem(pg.ScatterPlotItem([x], [y], symbol=AXIS_SYMBOLS[k], size=size, pen=pen,
+                                                        brush=pg.mkBrush(0, 0, 0, 0)))
+                if lat > 80:
+                    anchor = (0.5, -0.25)   # below a top pole
+                elif lat < -80:
+                    anchor = (0.5, 1.25)    # above a bottom pole
+                elif lon > 150:
+                    anchor = (1.1, 1.05)    # left of a point at the right edge
+                else:
+                    anchor = (-0.1, 1.05)   # right of and above the point
+                colour = "#ff7b72" if unstable else "#7ee787"
+                text = pg.TextItem(html=f"<div style='color:#ffffff; font-size:8pt'>{'+' if sign > 0 else '−'}{name}"
+                                        f"<br><b style='color:{colour}'>{verdict}</b></div>",
+                                   anchor=anchor, fill=pg.mkBrush(0, 0, 0, 150))
+                text.setPos(lon, lat)
+                plot.addItem(text)
+
+    @staticmethod
+    def _overlay(parent) -> QLabel:
+        label = QLabel(parent)
+        label.setStyleSheet("QLabel { background: rgba(22, 25, 30, 190); color: #c9d1d9; border-radius: 4px;"
+                            " padding: 5px; font-size: 8pt; }")
+        label.setAttribute(Qt.WA_TransparentForMouseEvents)
+        label.setTextFormat(Qt.RichText)
+        label.move(8, 8)
+        return label
+
+    def _build_actions(self) -> None:
+        def action(text, slot, shortcut=None, tip=""):
+            a = QAction(text, self)
+            a.triggered.connect(slot)
+            if shortcut:
+                a.setShortcut(QKeySequence(shortcut))
+                a.setShortcutContext(Qt.WindowShortcut)
+            a.setToolTip(f"{tip} ({shortcut})" if shortcut else tip)
+            self.addAction(a)
+            return a
+
+        self.play_action = action("Pause", self.worker.toggle, "Space", "Play or pause the spin beside the map")
+        self.reset_action = action("Reset", self.worker.reset, "R", "Run the spin again from its start")
+        self.kick_action = action("Kick", self.worker.kick, "K", "A small angular impulse (watch a stable spin stay)")
+        self.main_action = action("Open in main view", self.open_in_main_view, "Ctrl+M",
+                                  "Open the main window on this spin, with the parameter panel and the plots")
+        self.shot_action = action("Save screenshot…", self.save_screenshot_dialog, "Ctrl+P", "Save the window as PNG")
+        self.quit_action = action("Quit", self.close, "Ctrl+Q", "Close the window")
+
+    def _build_toolbars(self, directions: int, duration: float) -> None:
+        tb = self.addToolBar("Map")
+        tb.setObjectName("map")
+        tb.setMovable(False)
+        tb.addWidget(QLabel(" directions "))
+        self.directions_box = QSpinBox()
+        self.directions_box.setRange(*DIRECTIONS_RANGE)
+        self.directions_box.setSingleStep(500)
+        self.directions_box.setValue(min(max(directions, DIRECTIONS_RANGE[0]), DIRECTIONS_RANGE[1]))
+        self.directions_box.setToolTip("Initial spin axes swept over the sphere (a Fibonacci lattice)")
+        tb.addWidget(self.directions_box)
+        tb.addWidget(QLabel(" over "))
+        self.duration_box = QDoubleSpinBox()
+        self.duration_box.setRange(*DURATION_RANGE)
+        self.duration_box.setDecimals(1)
+        self.duration_box.setSuffix(" s")
+        self.duration_box.setValue(min(max(duration, DURATION_RANGE[0]), DURATION_RANGE[1]))
+        self.duration_box.setToolTip("Simulated time of each spin: longer runs let slow flips show")
+        tb.addWidget(self.duration_box)
+        self.compute_button = QPushButton("Compute")
+        self.compute_button.setToolTip("Compute the map again with these settings")
+        self.compute_button.clicked.connect(self.compute)
+        tb.addWidget(self.compute_button)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setFixedWidth(220)
+        self.progress.setFormat("computing… %p%")
+        self.progress_action = tb.addWidget(self.progress)  # a toolbar shows or hides the action
+        self.map_status = QLabel()
+        self.map_status.setContentsMargins(8, 0, 8, 0)
+        tb.addWidget(self.map_status)
+        tb2 = self.addToolBar("Spin")
+        tb2.setObjectName("spin")
+        tb2.setMovable(False)
+        for a in (self.play_action, self.reset_action, self.kick_action):
+            tb2.addAction(a)
+        tb2.addSeparator()
+        tb2.addAction(self.main_action)
+
+    def _build_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        for a in (self.main_action, None, self.shot_action, None, self.quit_action):
+            file_menu.addSeparator() if a is None else file_menu.addAction(a)
+        sim = bar.addMenu("&Simulation")
+        for a in (self.play_action, self.reset_action, self.kick_action):
+            sim.addAction(a)
+
+    def _build_status(self) -> None:
+        sb = self.statusBar()
+        self.status_labels = {}
+        for name, tip in (("time", "simulated time of the spin beside the map"),
+                          ("fps", "scene frames drawn per second"),
+                          ("flips", "reversals of the intermediate-axis component of ω")):
+            label = QLabel()
+            label.setToolTip(tip)
+            sb.addPermanentWidget(label)
+            self.status_labels[name] = label
+        self.error_label = QLabel()
+        self.error_label.setStyleSheet(f"color: {ERROR_TEXT};")
+        sb.addWidget(self.error_label, 1)
+
+    # ------------------------------------------------------------------ the map (GUI thread)
+
+    def compute(self) -> None:
+        """(Re)start the map's computation on its own thread with the chosen settings."""
+        if self.job is not None:
+            self.job.stop()
+        if not self.omega_norm > 0:
+            self.job = None
+            self.progress_action.setVisible(False)
+            self.map_status.setText("")
+            self.error_label.setText(f"The stability map needs a spin: {self.base.name}'s initial angular "
+                                     "velocity is zero, and its magnitude sets the rate of every spin on the map")
+            return
+        self.job = StabilityJob(self.base.rigid_body, self.omega_norm, self.directions_box.value(),
+                                self.duration_box.value())
+        self.progress.setValue(0)
+        self.progress_action.setVisible(True)
+        self.map_status.setText("")
+        self.compute_button.setEnabled(False)
+        self.job.start()
+
+    def _poll_job(self) -> None:
+        job = self.job
+        if job is None:
+            return
+        if job.is_alive():
+            self.progress.setValue(round(1000 * job.progress))
+            return
+        self.job = None
+        self.compute_button.setEnabled(True)
+        self.progress_action.setVisible(False)
+        if job.error:
+            self.map_status.setText("")
+            self.error_label.setText(f"Stability map failed: {job.error}")
+            return
+        if job.result is None:  # cancelled
+            return
+        self._show_map(job.result)
+
+    def _show_map(self, result) -> None:
+        self.result = result
+        smap = result.smap
+        grid = np.degrees(result.grid)
+        self.image.setImage(grid, autoLevels=False, levels=(0, 180))
+        lon, lat = result.lon_edges, result.lat_edges
+        self.image.setRect(float(lon[0]), float(lat[0]), float(lon[-1] - lon[0]), float(lat[-1] - lat[0]))
+        self.pending_text.setVisible(False)
+        self.map_status.setText(f"{len(smap.wander)} directions over {smap.duration:g} s "
+                                f"({smap.integrator}, dt {smap.dt:.3g} s) in {result.seconds:.1f} s")
+        self._show_info()
+        self.map_ready.emit()
+
+    def _show_info(self) -> None:
+        rows = []
+        wander = self.result.smap.axis_wander() if self.result is not None else None
+        for k, label in enumerate(self.axis_labels):
+            name, _, verdict = label.partition(": ")
+            colour = "#ff7b72" if verdict.startswith("unstable") else "#7ee787"
+            w = "" if wander is None else f", wanders {math.degrees(wander[k]):.0f}°"
+            rows.append(f"{name} axis (I{k + 1} = {self.moments[k]:.4g} kg m²): "
+                        f"<b style='color:{colour}'>{verdict}</b>{w}")
+        choice = ""
+        if self.result is not None and self.selected_index is not None:
+            smap = self.result.smap
+            k = self.selected_index
+            period = smap.flip_period[k]
+            choice = (f"<br>Chosen spin: wanders {math.degrees(smap.wander[k]):.0f}° in {smap.duration:g} s"
+                      + (f", flips every {period:.3g} s" if np.isfinite(period) else ", no flip"))
+        hint = (f"<span style='color:{MUTED_TEXT}'>Every spin has |ω| = {self.omega_norm:.4g} rad/s. "
+                "Click the map to run that spin in the scene on the right; its ω(t) is drawn on the map "
+                f"in <span style='color:{TRACK_COLOR}'>cyan</span>.</span>")
+        self.info.setText("&nbsp;&nbsp;·&nbsp;&nbsp;".join(rows) + choice + "<br>" + hint)
+
+    def map_to_widget(self, lon: float, lat: float):
+        """The point of the map widget's viewport at (lon, lat) degrees (for tests, scripts)."""
+        scene_pos = self.map_plot.vb.mapViewToScene(QPointF(lon, lat))
+        return self.map_widget.mapFromScene(scene_pos)
+
+    def _map_clicked(self, event) -> None:
+        if event.button() != Qt.LeftButton:
+            return
+        pos = event.scenePos()
+        if not self.map_plot.vb.sceneBoundingRect().contains(pos):
+            return
+        p = self.map_plot.vb.mapSceneToView(pos)
+        lon, lat = p.x(), p.y()
+        if -180.0 <= lon <= 180.0 and -90.0 <= lat <= 90.0:
+            self.select_point(lon, lat)
+
+    def select_point(self, lon: float, lat: float) -> np.ndarray:
+        """Run the spin at a map point (degrees): the nearest lattice direction's initial
+        omega once the map exists (so what runs is what the map shows), else the point's own
+        direction at the map's |omega|. Returns the body-frame omega0 loaded."""
+        direction = body_direction(lon, lat, self.frame)
+        if self.result is not None:
+            smap = self.result.smap
+            self.selected_index = smap.nearest(direction)
+            w0 = smap.initial_omega(self.selected_index)
+        else:
+            self.selected_index = None
+            w0 = self.omega_norm * direction
+        self.load_spin(w0)
+        return w0
+
+    def load_spin(self, w0) -> None:
+        """Restart the scene's run from the scenario's start with body-frame omega0 ``w0``."""
+        w0 = np.asarray(w0, dtype=float)
+        sc = self.base.replace(name=f"{self.base.name} (from the stability map)",
+                               angular_velocity=tuple(float(x) for x in w0))
+        self.worker.apply(sc)
+        self._show_selection(w0)
+        self._show_info()
+        self.error_label.setText("")
+        self.spin_loaded.emit(w0)
+
+    def _show_selection(self, w0: np.ndarray) -> None:
+        if not np.linalg.norm(w0) > 0:
+            self.choice_marker.setData([], [])
+            return
+        lon, lat = map_position(w0, self.frame)
+        self.choice_marker.setData([lon], [lat])
+
+    # ------------------------------------------------------------------ commands (GUI thread)
+
+    def set_speed(self, speed: float) -> None:
+        """Playback speed of the spin beside the map (a multiple of real time)."""
+        self.worker.set_speed(speed)
+
+    def open_in_main_view(self):
+        """Open a main window on the spin running beside the map (it stays open on its own)."""
+        from .main_window import MainWindow
+
+        window = MainWindow(self.worker.latest().scenario, persist=self.persist)
+        window.setAttribute(Qt.WA_DeleteOnClose)
+        self.main_windows.append(window)
+        window.destroyed.connect(lambda *_a, w=window: self.main_windows.remove(w) if w in self.main_windows else None)
+        window.show()
+        return window
+
+    def save_screenshot_dialog(self) -> None:
+        from PyQt5.QtWidgets import QFileDialog, QMessageBox
+
+        path, _ = QFileDialog.getSaveFileName(self, "Save screenshot", "tumble-stability.png", "PNG image (*.png)")
+        if path:
+            try:
+                self.save_screenshot(path, wait_for_map=False)
+            except OSError as err:
+                QMessageBox.warning(self, "Screenshot not saved", f"{path}: {err.strerror or err}")
+
+    def save_screenshot(self, path, wait_for_map: bool = True) -> Path:
+        """Write the whole window as a PNG, atomically. With ``wait_for_map`` (what
+        ``--screenshot`` does), a map still being computed is waited for and drawn first."""
+        path = Path(path)
+        job = self.job
+        if wait_for_map and job is not None:
+            job.join(SCREENSHOT_MAP_WAIT_S)
+            self._poll_job()
+            QApplication.processEvents()
+        image = self.grab().toImage()
+        with atomic_path(path) as tmp:
+            if not image.save(str(tmp), "PNG"):
+                raise OSError(f"could not write PNG {path}")
+        return path
+
+    # ------------------------------------------------------------------ the frame loop (GUI thread)
+
+    def _on_rendered(self, *_args) -> None:
+        now = time.perf_counter()
+        self.frames_drawn += 1
+        self._frame_times.append(now)
+        if self.first_frame_time is None and self.isVisible():
+            self.first_frame_time = now
+            self.first_frame_drawn.emit(now)
+
+    def _on_frame(self) -> None:
+        if self._closing:
+            return
+        try:
+            self._draw_frame()
+        except Exception as err:  # noqa: BLE001 - shown in the status bar, traceback on stderr once
+            if not self._frame_failed:
+                self._frame_failed = True
+                traceback.print_exc()
+            self.error_label.setText(f"Display error: {err.__class__.__name__}: {err}")
+
+    def _draw_frame(self) -> None:
+        self._poll_job()
+        snap = self.worker.latest()
+        now = time.perf_counter()
+        if snap.scenario is not self._shown_scenario:
+            self._show_scenario(snap)
+        if snap.serial != self._drawn_serial:
+            self._drawn_serial = snap.serial
+            recent = self.worker.history_since(snap.t - TRAIL_POINTS * RECORD_INTERVAL_S)
+            s = snap.state
+            self.scene.set_pose(s.c, s.q, s.w, snap.L, trail_q=recent["q"], trail_c=recent["c"])
+            self.scene_view.update()
+        if now - self._last_plot >= PLOT_INTERVAL_S:
+            self._last_plot = now
+            self._refresh_track(snap)
+        if snap.error:
+            self.error_label.setText(f"Simulation stopped: {snap.error}")
+        if now - self._last_status >= STATUS_INTERVAL_S:
+            self._last_status = now
+            self._refresh_status(snap, now)
+
+    def _show_scenario(self, snap) -> None:
+        old = self._shown_scenario
+        sc = snap.scenario
+        self._shown_scenario = sc
+        self.scene.set_body(sc.rigid_body, center=np.asarray(sc.position, dtype=float), w0=sc.angular_velocity,
+                            reset_camera=old is None)
+        if old is not None:
+            self.scene.reset_camera(np.asarray(sc.position, dtype=float))
+        w0 = np.asarray(sc.angular_velocity, dtype=float)
+        w_text = ", ".join(f"{x:.3g}" for x in w0)
+        lon, lat = map_position(w0, self.frame) if np.linalg.norm(w0) > 0 else (0.0, 0.0)
+        self.spin_label.setText(
+            f"<b>{sc.name}</b><br>ω₀ = ({w_text}) rad/s, body frame<br>"
+            f"map point: longitude {lon:.1f}°, latitude {lat:.1f}°<br>"
+            f"<span style='color:{OMEGA_COLOR}'>■</span> ω &nbsp; <span style='color:{L_COLOR}'>■</span> L "
+            f"&nbsp; <span style='color:{TRAIL_COLOR}'>■</span> trail of the intermediate axis' tip")
+        self.spin_label.adjustSize()
+
+    def _refresh_track(self, snap) -> None:
+        hist = self.worker.history_since(snap.t - TRACK_SECONDS, TRACK_POINTS)
+        w = hist["w"]
+        norms = np.linalg.norm(w, axis=1)
+        w = w[norms > 0]
+        if not len(w):
+            self.track.setData([], [])
+            self.track_head.setData([], [])
+            return
+        la, lo = lat_lon(w / np.linalg.norm(w, axis=1, keepdims=True), self.frame)
+        lon, lat = np.degrees(lo), np.degrees(la)
+        self.track.setData(*break_wraps(lon, lat))
+        self.track_head.setData([lon[-1]], [lat[-1]])
+
+    def _refresh_status(self, snap, now: float) -> None:
+        cutoff = now - FPS_WINDOW_S
+        self._frame_times = [t for t in self._frame_times if t >= cutoff]
+        self._fps = len(self._frame_times) / FPS_WINDOW_S
+        lab = self.status_labels
+        lab["time"].setText(f"t = {snap.t:8.2f} s" + ("" if snap.running else " (paused)"))
+        lab["fps"].setText(f"{self._fps:3.0f} fps")
+        lab["flips"].setText(f"flips {snap.flips}")
+        self.play_action.setText("Pause" if snap.running else "Play")
+
+    @property
+    def fps(self) -> float:
+        return self._fps
+
+    # ------------------------------------------------------------------ closing
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt API
+        """Stop the timer, the map's job and the worker (joined); main windows opened from
+        here stay open."""
+        if self._closing:
+            super().closeEvent(event)
+            return
+        self._closing = True
+        self.frame_timer.stop()
+        if self.job is not None:
+            self.job.stop()
+        self.worker.stop()
+        if self.persist:
+            stored = keys.open_settings()
+            stored.setValue(GEOMETRY_KEY, self.saveGeometry())
+            stored.setValue(DIRECTIONS_KEY, self.directions_box.value())
+            stored.setValue(DURATION_KEY, self.duration_box.value())
+            stored.sync()
+        self.scene_view.close()
+        for plot in (self.map_plot,):
+            for menu in [*getattr(plot, "subMenus", []), getattr(plot, "ctrlMenu", None),
+                         getattr(plot.vb, "menu", None)]:
+                if menu is not None:
+                    menu.deleteLater()
+        super().closeEvent(event)
