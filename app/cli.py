@@ -110,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--gui", action="store_true", help="measure the real window instead")
     b.add_argument("--seconds", type=_positive("--seconds"), default=60.0, help="GUI bench length (s)")
     b.add_argument("--speed", type=_positive("--speed"), default=1.0, help="GUI bench playback speed")
+    b.add_argument("--view", default="main", help="GUI bench: the view measured (default main)")
 
     st = sub.add_parser("stability", help="map how far omega wanders, for spin axes all over the sphere")
     st.add_argument("scenario", help="preset name or TOML file (its body and |omega| are used)")
@@ -137,6 +138,13 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--title", metavar="TEXT", help="title text (default the scenario's name)")
     e.add_argument("--integrator", type=_integrator)
     e.add_argument("--dt", type=_positive("--dt"), help="step (s); for dop853 the largest step")
+    e.add_argument("--view", choices=EXPORT_VIEWS, default="main",
+                   help="what is drawn: main (the body), poinsot, or compare (two integrators side by side, "
+                        "with --integrators/--dts; default main)")
+    e.add_argument("--integrators", nargs=2, type=_integrator, metavar=("A", "B"),
+                   help="--view compare: the two integrators (default semi-implicit-euler splitting)")
+    e.add_argument("--dts", nargs=2, type=_positive("--dts"), metavar=("DT_A", "DT_B"),
+                   help="--view compare: the two steps (s; default the scenario's dt, or --dt)")
     e.add_argument("--progress-json", action="store_true", help=argparse.SUPPRESS)
 
     g = sub.add_parser("gui", help="open the app window")
@@ -322,7 +330,7 @@ def cmd_bench(args) -> int:
     if args.gui:
         from .gui.bench import run_gui_bench
 
-        fig = run_gui_bench(seconds=args.seconds, speed=args.speed)
+        fig = run_gui_bench(seconds=args.seconds, speed=args.speed, view=args.view)
         if args.json:
             print(json.dumps(fig))
         else:
@@ -383,6 +391,8 @@ def cmd_stability(args) -> int:
 
 
 EXPORT_OVERLAYS = ("time", "flips", "title")
+#: what ``tumble export --view`` can draw
+EXPORT_VIEWS = ("main", "poinsot", "compare")
 
 
 def cmd_export(args) -> int:
@@ -425,6 +435,33 @@ def cmd_export(args) -> int:
     except ParameterError as err:
         raise UsageError(f"--{err}") from None
 
+    animate = export_animation
+    if args.view != "compare" and (args.integrators or args.dts):
+        raise UsageError(f"--{'integrators' if args.integrators else 'dts'} must come with --view compare")
+    if args.view == "compare":
+        if args.integrator is not None:
+            raise UsageError(f"--integrator must not be used with --view compare (use --integrators A B), "
+                             f"got {args.integrator!r}")
+        if plan.format in DATA_FORMATS.values():
+            raise UsageError(f"--out must end in .mp4, .gif or .png with --view compare, got {args.out!r}")
+        from .export.compare import export_compare
+        from .simulation.compare import make_pair
+
+        try:
+            pair = make_pair(sc, args.integrators or (None, None), args.dts or (None, None))
+        except ParameterError as err:
+            raise UsageError(f"--{'dts' if err.field.endswith('dt') else 'integrators'}: {err}") from None
+
+        def animate(_scenario, plan, progress=None, cancel=None):
+            return export_compare(pair, plan, progress=progress, cancel=cancel)
+    elif args.view == "poinsot":
+        try:  # the Poinsot view's export (same call as export_animation)
+            from .export.poinsot import export_poinsot as animate
+        except ImportError:
+            raise UsageError("--view poinsot is not available in this build") from None
+        if plan.format in DATA_FORMATS.values():
+            raise UsageError(f"--out must end in .mp4, .gif or .png with --view poinsot, got {args.out!r}")
+
     if plan.format in DATA_FORMATS.values():
         path, rows = export_data(sc, settings)
         print(f"wrote {path}" + (f" ({rows} rows, one per frame at {plan.fps} fps)" if rows else ""))
@@ -445,8 +482,7 @@ def cmd_export(args) -> int:
 
     try:
         with sigterm_as_interrupt():
-            result = export_animation(sc, plan, progress=progress,
-                                      cancel=StdinCancel() if args.progress_json else None)
+            result = animate(sc, plan, progress=progress, cancel=StdinCancel() if args.progress_json else None)
     except ExportCancelled:
         bar.close()
         print("tumble: export cancelled, nothing written", file=sys.stderr)
