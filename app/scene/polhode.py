@@ -21,16 +21,33 @@ POLHODE_POINTS = 3000
 AXES_REACH = 1.25
 #: camera direction (body axes)
 CAMERA_DIRECTION = (1.0, 0.8, 0.6)
+#: the family of polhodes: curves around each stable axis, points per curve
+FAMILY_COUNT = 6
+FAMILY_POINTS = 121
+#: colours of the family of polhodes and of the two separatrices
+FAMILY_COLOR = "#9aabc2"
+SEPARATRIX_COLOR = "#ff7b72"
+#: the family is drawn this much outside the ellipsoid (relative), in front of its surface
+FAMILY_LIFT = 1.006
+#: moments closer than this (relative) count as equal: no intermediate axis, no separatrix
+DEGENERATE_MOMENTS = 1e-9
 
 
 class PolhodeScene:
     """Energy ellipsoid, body axes and the omega curve, built into any pyvista plotter.
 
+    With ``family``, also the family of polhodes on the energy ellipsoid
+    (:func:`~app.physics.poinsot.polhode_family`) and, highlighted, the two separatrices
+    through the intermediate axis (:func:`~app.physics.poinsot.separatrices`), recomputed
+    at each :meth:`set_body` (the energy changes with a kick).
+
     Thread: GUI thread.
     """
 
-    def __init__(self, plotter, gradient: bool = False):
+    def __init__(self, plotter, gradient: bool = False, family: bool = False):
         self.plotter = plotter
+        self.family = bool(family)
+        self.separatrix_curves: list = []
         self._actors: dict = {}
         self._curve = meshes.polyline(POLHODE_POINTS)
         plotter.set_background(BACKGROUND, top=BACKGROUND_TOP if gradient else None)
@@ -49,11 +66,15 @@ class PolhodeScene:
         add = dict(reset_camera=False, render=False, pickable=False)
         ell = pv.Sphere(radius=1.0, theta_resolution=40, phi_resolution=20)
         ell.points = (np.asarray(ell.points) * semi) @ axes.T
-        self._actors["ellipsoid"] = self.plotter.add_mesh(ell, color="#8aa0b8", opacity=0.18, smooth_shading=True,
-                                                          specular=0.0, **add)
-        wire = _lat_long_grid(semi, axes)
-        self._actors["wire"] = self.plotter.add_mesh(wire, style="wireframe", color="#5b6b80", line_width=1,
-                                                     lighting=False, **add)
+        # with the family drawn, a denser surface dims the curves on the far side
+        self._actors["ellipsoid"] = self.plotter.add_mesh(ell, color="#8aa0b8", opacity=0.45 if self.family else 0.18,
+                                                          smooth_shading=True, specular=0.0, **add)
+        if self.family and two_T > 0:
+            self._add_family(moments, axes, two_T, add)
+        else:
+            wire = _lat_long_grid(semi, axes)
+            self._actors["wire"] = self.plotter.add_mesh(wire, style="wireframe", color="#5b6b80", line_width=1,
+                                                         lighting=False, **add)
         reach = AXES_REACH * self.scale
         for k in range(3):
             line = pv.Line(-reach * np.eye(3)[k], reach * np.eye(3)[k])
@@ -65,10 +86,32 @@ class PolhodeScene:
                                                       lighting=False, **add)
         dot = pv.Sphere(radius=0.045 * self.scale, theta_resolution=12, phi_resolution=8)
         self._actors["omega"] = self.plotter.add_mesh(dot, color=OMEGA_COLOR, lighting=False, **add)
-        self._actors["label"] = self.plotter.add_text("polhode: omega on the energy ellipsoid (body axes)",
-                                                      position="upper_left", font_size=9, color=TEXT_COLOR)
+        title = ("polhodes on the energy ellipsoid (body axes); separatrices red, omega's path yellow"
+                 if self.family else "polhode: omega on the energy ellipsoid (body axes)")
+        self._actors["label"] = self.plotter.add_text(title, position="upper_left", font_size=9, color=TEXT_COLOR)
         self.set_omega(w0)
         self.reset_camera()
+
+    def _add_family(self, moments, axes, two_T: float, add: dict) -> None:
+        """The family of polhodes and the separatrices (principal axes -> body axes)."""
+        from ..physics.poinsot import polhode_family, separatrices
+
+        i1, i2, i3 = moments
+        self.separatrix_curves = []
+        if (i2 - i1) <= DEGENERATE_MOMENTS * i3 or (i3 - i2) <= DEGENERATE_MOMENTS * i3:
+            return  # a symmetric body: no intermediate axis, polhodes are circles
+        # each closed-form orbit keeps the sign of its circulation axis; its mirror -omega is
+        # the orbit on the other side of the ellipsoid
+        family = polhode_family(moments, two_T, FAMILY_COUNT, FAMILY_POINTS)
+        curves = [sign * c @ axes.T for c in family for sign in (1.0, -1.0)]
+        self.separatrix_curves = [c @ axes.T for c in separatrices(moments, two_T, FAMILY_POINTS)]
+        # drawn a little outside the surface, so that the translucent surface does not cover them
+        if curves:
+            self._actors["family"] = self.plotter.add_mesh(_lines(curves, FAMILY_LIFT), color=FAMILY_COLOR,
+                                                           line_width=1, lighting=False, **add)
+        self._actors["separatrices"] = self.plotter.add_mesh(_lines(self.separatrix_curves, FAMILY_LIFT),
+                                                             color=SEPARATRIX_COLOR, line_width=3, lighting=False,
+                                                             **add)
 
     def reset_camera(self) -> None:
         d = np.asarray(CAMERA_DIRECTION, dtype=float)
@@ -92,6 +135,16 @@ class PolhodeScene:
                 pts[: POLHODE_POINTS - len(h)] = h[0]
             pts[POLHODE_POINTS - len(h):] = h
             self._curve.points = pts
+
+
+def _lines(curves, scale: float = 1.0) -> pv.PolyData:
+    """Several polylines in one polydata (one actor draws them all), scaled about the origin."""
+    points = scale * np.concatenate(curves)
+    cells, start = [], 0
+    for c in curves:
+        cells.append(np.concatenate([[len(c)], np.arange(start, start + len(c))]))
+        start += len(c)
+    return pv.PolyData(points, lines=np.concatenate(cells))
 
 
 def _lat_long_grid(semi: np.ndarray, axes: np.ndarray) -> pv.StructuredGrid:
