@@ -44,9 +44,11 @@ from ..physics.errors import ParameterError
 from ..scenario import Scenario, load, preset_names, save
 from ..scene import PolhodeScene, RigidBodyScene
 from ..scene.body_scene import LEGEND, TRAIL_POINTS
+from ..scene.ghost import GhostBody
 from ..simulation import MAX_SPEED, MIN_SPEED, SimulationWorker
 from ..simulation.worker import RECORD_INTERVAL_S
 from . import settings as keys
+from .ghost import ExactGhost
 from .panel import ParameterPanel
 from .plots import DEFAULT_WINDOW, MAX_POINTS, WINDOWS, PlotsPanel
 from .theme import ERROR_TEXT, MUTED_TEXT, configure_pyqtgraph
@@ -103,14 +105,17 @@ class MainWindow(QMainWindow):
         # --- central area: scene | (plots over polhode)
         self.scene_view = QtInteractor(self, multi_samples=0, auto_update=False)
         self.scene_view.setMinimumSize(360, 300)
-        self.scene = RigidBodyScene(self.scene_view, follow=stored.value(keys.FOLLOW, True, type=bool),
-                                    trail=stored.value(keys.TRAIL, True, type=bool), legend=False)
-        self.legend = self._legend_overlay(self.scene_view)
+        self.scene = self._make_scene(self.scene_view, follow=stored.value(keys.FOLLOW, True, type=bool),
+                                      trail=stored.value(keys.TRAIL, True, type=bool))
+        self.ghost = ExactGhost(self._make_ghost_scene(self.scene_view), parent=self,
+                                checked=stored.value(keys.GHOST, False, type=bool))
+        self.ghost.toggled.connect(self._ghost_toggled)
+        self.legend = self._legend_overlay(self.scene_view, getattr(self.scene, "legend_rows", LEGEND))
         self.scene_view.add_axes(color="#c9d1d9", line_width=2, labels_off=False)
         self.plots = PlotsPanel()
         self.polhode_view = QtInteractor(self, multi_samples=0, auto_update=False)
         self.polhode_view.setMinimumSize(200, 180)
-        self.polhode = PolhodeScene(self.polhode_view)
+        self.polhode = self._make_polhode(self.polhode_view)
         right = QSplitter(Qt.Vertical)
         right.addWidget(self._plots_box())
         right.addWidget(self.polhode_view)
@@ -160,10 +165,33 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ construction
 
+    # hooks a view built on this window overrides (the Poinsot view swaps the scenes)
+
+    def _make_scene(self, plotter, *, follow: bool, trail: bool):
+        """The 3D scene drawn in the left view (interface of :class:`RigidBodyScene`)."""
+        return RigidBodyScene(plotter, follow=follow, trail=trail, legend=False)
+
+    def _make_ghost_scene(self, plotter):
+        """The exact ghost's actors, in the same plotter as the scene."""
+        return GhostBody(plotter)
+
+    def _make_polhode(self, plotter):
+        """The small view under the plots (interface of :class:`PolhodeScene`)."""
+        return PolhodeScene(plotter)
+
+    def _pose_scene(self, snap) -> None:
+        """Pose the scene for ``snap`` (one drawn frame), with the trail from the history."""
+        trail_q = trail_c = None
+        if self.scene.trail_visible:
+            recent = self.worker.history_since(snap.t - TRAIL_POINTS * RECORD_INTERVAL_S)
+            trail_q, trail_c = recent["q"], recent["c"]
+        s = snap.state
+        self.scene.set_pose(s.c, s.q, s.w, snap.L, trail_q=trail_q, trail_c=trail_c)
+
     @staticmethod
-    def _legend_overlay(parent) -> QLabel:
+    def _legend_overlay(parent, legend=LEGEND) -> QLabel:
         """The colour key as a Qt label over the scene: crisp text, no render cost."""
-        rows = "".join(f"<tr><td style='color:{color}'>■</td><td>&nbsp;{text}</td></tr>" for text, color in LEGEND)
+        rows = "".join(f"<tr><td style='color:{color}'>■</td><td>&nbsp;{text}</td></tr>" for text, color in legend)
         label = QLabel(f"<table cellspacing='0' cellpadding='1'>{rows}</table>", parent)
         label.setStyleSheet("QLabel { background: rgba(22, 25, 30, 190); color: #c9d1d9; border-radius: 4px;"
                             " padding: 5px; font-size: 8pt; }")
@@ -195,6 +223,8 @@ class MainWindow(QMainWindow):
         bar.addStretch(1)
         lay.addLayout(bar)
         lay.addWidget(self.plots, 1)
+        self.ghost.plot.link_x(self.plots.L_plot)
+        lay.addWidget(self.ghost.plot)
         return box
 
     def _build_actions(self) -> None:
@@ -254,6 +284,7 @@ class MainWindow(QMainWindow):
         self.trail_box.setChecked(self.scene.trail_visible)
         self.trail_box.toggled.connect(self._trail_toggled)
         tb.addWidget(self.trail_box)
+        tb.addWidget(self.ghost.checkbox)
         tb.addAction(self.camera_action)
         self._show_speed(speed)
 
@@ -272,6 +303,8 @@ class MainWindow(QMainWindow):
         view = bar.addMenu("&View")
         view.addAction(self.camera_action)
         view.addAction(self.dock.toggleViewAction())
+        view.addAction(self.ghost.action)
+        self.addAction(self.ghost.action)
 
     def _build_status(self) -> None:
         sb = self.statusBar()
@@ -333,6 +366,10 @@ class MainWindow(QMainWindow):
     def _trail_toggled(self, on: bool) -> None:
         self.scene.set_trail_visible(on)
         self._drawn_serial = -1
+
+    def _ghost_toggled(self, _on: bool) -> None:
+        self._drawn_serial = -1  # pose (or hide) it at once, even when paused
+        self._last_plot = 0.0
 
     def _window_changed(self, label: str) -> None:
         self.plots.set_window(label)
@@ -423,12 +460,8 @@ class MainWindow(QMainWindow):
             self._last_plot = self._last_polhode = 0.0
         if news:
             self._drawn_serial = snap.serial
-            trail_q = trail_c = None
-            if self.scene.trail_visible:
-                recent = self.worker.history_since(snap.t - TRAIL_POINTS * RECORD_INTERVAL_S)
-                trail_q, trail_c = recent["q"], recent["c"]
-            s = snap.state
-            self.scene.set_pose(s.c, s.q, s.w, snap.L, trail_q=trail_q, trail_c=trail_c)
+            self._pose_scene(snap)
+            self.ghost.pose(snap)
             self.scene_view.update()
         if now - self._last_plot >= PLOT_INTERVAL_S:
             self._last_plot = now
@@ -457,6 +490,7 @@ class MainWindow(QMainWindow):
         since = None if window is None else snap.t - window
         hist = self.worker.history_since(since, MAX_POINTS)
         self.plots.refresh(hist, snap)
+        self.ghost.refresh_plot(self.worker, since)
         now = time.perf_counter()
         if now - self._last_polhode >= POLHODE_INTERVAL_S:
             self._last_polhode = now
@@ -499,6 +533,7 @@ class MainWindow(QMainWindow):
         self.scene_view.close()
         self.polhode_view.close()
         self.plots.release()
+        self.ghost.release()
         super().closeEvent(event)
 
     def _save_settings(self) -> None:
@@ -510,6 +545,7 @@ class MainWindow(QMainWindow):
         stored.setValue(keys.SPEED, self.worker.latest().speed)
         stored.setValue(keys.FOLLOW, self.follow_box.isChecked())
         stored.setValue(keys.TRAIL, self.trail_box.isChecked())
+        stored.setValue(keys.GHOST, self.ghost.checkbox.isChecked())
         stored.setValue(keys.PLOT_WINDOW, self.window_combo.currentText())
         sc = self.panel.scenario
         if sc is not None:

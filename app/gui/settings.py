@@ -13,6 +13,7 @@ LAST_SCENARIO = "scenario/last_toml"
 SPEED = "playback/speed"
 FOLLOW = "view/follow"
 TRAIL = "view/trail"
+GHOST = "view/exact_ghost"
 PLOT_WINDOW = "view/plot_window"
 
 

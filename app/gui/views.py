@@ -49,6 +49,9 @@ def view_factory(name: str):
 
 register_view("main", "app.gui.main_window:MainWindow",
               "parameter panel, 3D scene of the body, live plots of L, omega, drift and the polhode")
+register_view("poinsot", "app.gui.poinsot_window:PoinsotWindow",
+              "Poinsot's construction: the energy ellipsoid rolling on the invariable plane, polhode and "
+              "herpolhode, beside the family of polhodes with the separatrices")
 register_view("compare", "app.gui.compare_window:CompareWindow",
               "two integrators (or steps) on one scenario side by side, their energy and |L| drifts on shared plots")
 register_view("stability", "app.gui.stability_window:StabilityWindow",

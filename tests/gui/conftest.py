@@ -88,3 +88,32 @@ def open_window(qtbot):
         return window
 
     return make
+
+
+#: longest wait for a view's first frame (ms)
+FIRST_FRAME_MS = 20000
+
+
+@pytest.fixture
+def open_view(qtbot):
+    """Factory: ``open_view(scenario, view="main", integrator=None, dt=None)`` -> a shown
+    window of that view on a preset (optionally with another integrator and step)."""
+    from app.gui.views import view_factory
+    from app.scenario import SolverSpec, load
+
+    def make(name, *, view="main", integrator=None, dt=None, speed=None, paused=False):
+        sc = load(name)
+        changes = {k: v for k, v in (("integrator", integrator), ("dt", dt)) if v is not None}
+        if changes:
+            sc = sc.replace(solver=SolverSpec(**{**sc.solver.__dict__, **changes}))
+        window = view_factory(view)(sc, preset=name, paused=paused, persist=False)
+        qtbot.addWidget(window)
+        if speed is not None:
+            window.set_speed(speed)
+        with qtbot.waitSignal(window.first_frame_drawn, timeout=FIRST_FRAME_MS):
+            window.show()
+        window.activateWindow()
+        qtbot.waitUntil(window.isActiveWindow, timeout=5000)
+        return window
+
+    return make

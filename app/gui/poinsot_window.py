@@ -1,0 +1,62 @@
+"""The Poinsot view (``tumble gui --view poinsot``): the main window with Poinsot's
+construction in place of the body scene, and the family of polhodes beside it.
+
+It is the main window (:class:`~app.gui.main_window.MainWindow`: parameter dock, worker,
+frame timer, plots, controls, exact ghost) with three of its scenes swapped through its
+hooks:
+
+* the 3D scene is a :class:`~app.scene.poinsot.PoinsotScene` (the energy ellipsoid rolling
+  on the invariable plane, polhode, herpolhode, contact point), posed every drawn frame from
+  the newest snapshot and the history since the run (or its last kick) began, at most
+  :data:`~app.scene.poinsot.TRACE_SECONDS` back;
+* the small view under the plots is a :class:`~app.scene.PolhodeScene` with the family of
+  polhodes and the two separatrices, and the current omega;
+* the exact ghost is a :class:`~app.scene.poinsot.PoinsotGhost` (the closed form's
+  ellipsoid and contact point).
+"""
+
+from __future__ import annotations
+
+from ..scene import PolhodeScene
+from ..scene.poinsot import TRACE_POINTS, TRACE_SECONDS, PoinsotGhost, PoinsotScene
+from .main_window import MainWindow
+
+#: heights of the plots and of the polhode-family view in the right column (px, initial)
+RIGHT_SIZES = (470, 390)
+
+
+class PoinsotWindow(MainWindow):
+    """The Poinsot view. Same signals, worker and counters as :class:`MainWindow`."""
+
+    def __init__(self, scenario, *, preset=None, paused=False, persist=True, parent=None):
+        super().__init__(scenario, preset=preset, paused=paused, persist=persist, parent=parent)
+        self.setWindowTitle("Tumble: Poinsot's construction")
+        self.splitter.widget(1).setSizes(list(RIGHT_SIZES))
+        self.follow_box.setEnabled(False)
+        self.follow_box.setToolTip("The construction's centre is fixed: nothing to follow")
+        self.trail_box.setText("polhode + herpolhode")
+        self.trail_box.setToolTip(f"Trace omega's path on the ellipsoid (polhode) and the contact point's path on "
+                                  f"the plane (herpolhode) over the last {TRACE_SECONDS:g} s")
+
+    # ------------------------------------------------------------------ the main window's hooks
+
+    def _make_scene(self, plotter, *, follow: bool, trail: bool):
+        return PoinsotScene(plotter, trail=trail)
+
+    def _make_ghost_scene(self, plotter):
+        return PoinsotGhost(plotter)
+
+    def _make_polhode(self, plotter):
+        return PolhodeScene(plotter, family=True)
+
+    def _pose_scene(self, snap) -> None:
+        """Pose the construction; the traces start at the run's start or its last kick."""
+        trail_q = trail_w = None
+        if self.scene.trail_visible:
+            since = snap.t - TRACE_SECONDS
+            if snap.segment_start is not None:
+                since = max(since, snap.segment_start.t)
+            recent = self.worker.history_since(since, TRACE_POINTS)
+            trail_q, trail_w = recent["q"], recent["w"]
+        s = snap.state
+        self.scene.set_pose(s.c, s.q, s.w, snap.L, trail_q=trail_q, trail_w=trail_w)
