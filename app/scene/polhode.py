@@ -86,7 +86,7 @@ class PolhodeScene:
                                                       lighting=False, **add)
         dot = pv.Sphere(radius=0.045 * self.scale, theta_resolution=12, phi_resolution=8)
         self._actors["omega"] = self.plotter.add_mesh(dot, color=OMEGA_COLOR, lighting=False, **add)
-        title = ("polhodes on the energy ellipsoid (body axes); separatrices red, omega's path yellow"
+        self.title = title = ("polhodes on the energy ellipsoid (body axes): separatrices red, omega yellow"
                  if self.family else "polhode: omega on the energy ellipsoid (body axes)")
         self._actors["label"] = self.plotter.add_text(title, position="upper_left", font_size=9, color=TEXT_COLOR)
         self.set_omega(w0)
@@ -112,6 +112,11 @@ class PolhodeScene:
         self._actors["separatrices"] = self.plotter.add_mesh(_lines(self.separatrix_curves, FAMILY_LIFT),
                                                              color=SEPARATRIX_COLOR, line_width=3, lighting=False,
                                                              **add)
+
+    def set_label_visible(self, on: bool) -> None:
+        """Show or hide the title (an export draws its own, sized to the frame)."""
+        if "label" in self._actors:
+            self._actors["label"].SetVisibility(bool(on))
 
     def reset_camera(self) -> None:
         d = np.asarray(CAMERA_DIRECTION, dtype=float)
