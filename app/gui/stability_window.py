@@ -636,7 +636,7 @@ class StabilityWindow(QMainWindow):
             stored.setValue(DURATION_KEY, self.duration_box.value())
             stored.sync()
         self.scene_view.close()
-        for plot in (self.map_plot,):
+        for plot in (self.map_plot, self.colorbar):  # a ColorBarItem is a PlotItem, menus and all
             for menu in [*getattr(plot, "subMenus", []), getattr(plot, "ctrlMenu", None),
                          getattr(plot.vb, "menu", None)]:
                 if menu is not None:
