@@ -109,9 +109,17 @@ def test_a_failed_export_shows_the_one_line_reason(qtbot, dialog, tmp_path, monk
     assert [p.name for p in tmp_path.iterdir()] == []
 
 
-def test_status_bar_offers_to_open_the_folder(qtbot, tmp_path):
+def test_status_bar_offers_to_open_the_folder_for_a_while(qtbot, tmp_path, monkeypatch):
+    from PyQt5 import sip
+
+    import app.gui.export_dialog as export_dialog
+
+    monkeypatch.setattr(export_dialog, "OPEN_FOLDER_OFFER_MS", 100)
     bar = QStatusBar()
     qtbot.addWidget(bar)
     button = offer_open_folder(bar, tmp_path / "clip.mp4")
-    assert button.text() == "Open folder"
+    assert button.text() == "Open folder" and button.toolTip() == str(tmp_path.resolve())
     assert bar.currentMessage() == "Exported clip.mp4"
+    qtbot.waitUntil(lambda: sip.isdeleted(button), timeout=5000)
+    bar.showMessage("the status bar still works without the button")
+    qtbot.wait(10)

@@ -445,23 +445,21 @@ class ExportDialog(QDialog):
 
 
 def offer_open_folder(status_bar, path) -> QPushButton:
-    """Show "Exported NAME" and an "Open folder" button in ``status_bar`` for a while."""
-    path = Path(path)
+    """Show "Exported NAME" and an "Open folder" button in ``status_bar`` for a while.
+
+    The button deletes itself (the status bar drops a deleted widget by itself) when
+    clicked or when its own timer runs out; no Python closure holds the status bar, so
+    nothing can call into a status bar that was deleted in the meantime.
+    """
+    folder = str(Path(path).resolve().parent)
     button = QPushButton("Open folder")
     button.setFlat(True)
+    button.setToolTip(folder)
+    button.clicked.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(folder)))
+    button.clicked.connect(button.deleteLater)
     status_bar.addWidget(button)
-    status_bar.showMessage(f"Exported {path.name}", OPEN_FOLDER_OFFER_MS)
-
-    def remove():
-        status_bar.removeWidget(button)
-        button.deleteLater()
-
-    def open_folder():
-        QDesktopServices.openUrl(QUrl.fromLocalFile(str(path.resolve().parent)))
-        remove()
-
-    button.clicked.connect(open_folder)
-    _after(button, OPEN_FOLDER_OFFER_MS, remove)
+    status_bar.showMessage(f"Exported {Path(path).name}", OPEN_FOLDER_OFFER_MS)
+    _after(button, OPEN_FOLDER_OFFER_MS, button.deleteLater)
     return button
 
 
