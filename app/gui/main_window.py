@@ -14,6 +14,7 @@ Commands go the other way as worker method calls (queued, applied at step bounda
 from __future__ import annotations
 
 import math
+import os
 import time
 import traceback
 from pathlib import Path
@@ -55,16 +56,22 @@ from .theme import ERROR_TEXT, MUTED_TEXT, configure_pyqtgraph
 
 #: display frame timer period (ms): ~60 Hz requested; the scene renders only on news
 FRAME_INTERVAL_MS = 16
-#: plots and the polhode view refresh at this period (s), slower than the scene
-PLOT_INTERVAL_S = 1.0 / 12.0
+#: plots refresh at this period (s): 10 Hz, slower than the scene (their Qt repaint is the cost)
+PLOT_INTERVAL_S = 1.0 / 10.0
 #: the polhode view renders at this period (s): omega moves slowly on the ellipsoid
-POLHODE_INTERVAL_S = 1.0 / 6.0
+POLHODE_INTERVAL_S = 1.0 / 5.0
 #: status bar refresh period (s)
 STATUS_INTERVAL_S = 0.25
 #: the fps figure is measured over this window (s)
 FPS_WINDOW_S = 1.0
 #: speed slider: ticks per decade (log scale from MIN_SPEED to MAX_SPEED)
 SPEED_TICKS_PER_DECADE = 50
+#: the worker starts with the first frame, or after this long if no frame is drawn (ms)
+WORKER_START_FALLBACK_MS = 3000
+#: permissions of a written screenshot: 0666 less the process umask, as for any new file
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+_FILE_MODE = 0o666 & ~_UMASK
 #: default window size (px)
 DEFAULT_SIZE = (1440, 900)
 
@@ -160,8 +167,18 @@ class MainWindow(QMainWindow):
         self.frame_timer = QTimer(self)
         self.frame_timer.setTimerType(Qt.PreciseTimer)
         self.frame_timer.timeout.connect(self._on_frame)
-        self.worker.start()
         self.frame_timer.start(FRAME_INTERVAL_MS)
+        # the worker starts with the first drawn frame: loading its compiled kernels would
+        # otherwise compete with the first paint for the one interpreter lock
+        self._worker_fallback = QTimer(self)  # a child: it cannot outlive the window
+        self._worker_fallback.setSingleShot(True)
+        self._worker_fallback.timeout.connect(self._start_worker)
+        self._worker_fallback.start(WORKER_START_FALLBACK_MS)
+
+    def _start_worker(self) -> None:
+        """Start the simulation thread once (GUI thread)."""
+        if not self._closing and not self.worker.is_alive() and self.worker.ident is None:
+            self.worker.start()
 
     # ------------------------------------------------------------------ construction
 
@@ -421,6 +438,7 @@ class MainWindow(QMainWindow):
         with atomic_path(path) as tmp:
             if not image.save(str(tmp), "PNG"):
                 raise OSError(f"could not write PNG {path}")
+            os.chmod(tmp, _FILE_MODE)  # the temporary file is private (0600); a picture is not
         return path
 
     # ------------------------------------------------------------------ the frame loop (GUI thread)
@@ -432,6 +450,7 @@ class MainWindow(QMainWindow):
         self._frame_times.append(now)
         if self.first_frame_time is None and self.isVisible():
             self.first_frame_time = now
+            self._start_worker()
             self.first_frame_drawn.emit(now)
 
     def _on_frame(self) -> None:
@@ -527,6 +546,7 @@ class MainWindow(QMainWindow):
             return
         self._closing = True
         self.frame_timer.stop()
+        self._worker_fallback.stop()
         self.worker.stop()
         if self.persist:
             self._save_settings()
