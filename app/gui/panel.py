@@ -334,11 +334,11 @@ class ParameterPanel(QWidget):
             self.mass.set_value(sc.rigid_body.mass)
             self.mass.setEnabled(not (sc.body.shape == "mesh" and sc.body.mass is None))
             self.mesh_label.setText(f"mesh file: {sc.body.mesh}" if sc.body.shape == "mesh" else "")
-            if sc.body.shape == "custom":
-                self._fill_inertia(sc.rigid_body.inertia)
-            else:
+            if sc.body.shape in SIZE_LABELS:
                 for f, v in zip(self.size_fields, sc.body.size):
                     f.set_value(v)
+            else:  # custom and mesh bodies: show their tensor (edits switch a mesh to custom)
+                self._fill_inertia(sc.rigid_body.inertia)
             self.allow_unphysical.setChecked(bool(sc.body.allow_unphysical))
             for f, v in zip(self.omega, sc.angular_velocity):
                 f.set_value(v)

@@ -174,3 +174,15 @@ def test_closing_stops_the_worker_and_saves_the_last_scenario(open_window, qtbot
     assert not window.frame_timer.isActive()
     sc, preset = resolve_scenario(None)
     assert sc.name == "Boxes simple" and preset is None
+
+
+def test_a_mesh_preset_draws_its_own_surface(open_window, qtbot):
+    window = open_window("t-handle")
+    window.load_preset("tennis-racket")
+    qtbot.waitUntil(lambda: latest(window).scenario.body.shape == "mesh", timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.scene.body is latest(window).scenario.rigid_body, timeout=WAIT_MS)
+    body = latest(window).scenario.rigid_body
+    drawn = window.scene.actors["body"].mapper.dataset
+    assert drawn.n_cells == len(body.mesh_faces)
+    assert window.panel.shape.currentText() == "mesh" and "tennis-racket.stl" in window.panel.mesh_label.text()
+    assert window.panel.apply()  # the unchanged panel builds a runnable mesh scenario
