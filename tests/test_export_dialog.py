@@ -99,6 +99,23 @@ def test_cancel_stops_the_child_and_leaves_nothing(qtbot, dialog, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_closing_the_main_window_cancels_a_running_export(qtbot, tmp_path):
+    from PyQt5.QtWidgets import QMainWindow
+
+    window = QMainWindow()
+    qtbot.addWidget(window)
+    window.show()
+    d = ExportDialog.open_for(window, load("t-handle"), window.statusBar())
+    d.out_edit.setText(str(tmp_path / "clip.mp4"))
+    d.size_combo.setCurrentText("480x270")
+    d.duration_spin.setValue(30.0)
+    d.start_export()
+    qtbot.waitUntil(lambda: d.progress.value() >= 2, timeout=EXPORT_TIMEOUT_MS)
+    window.close()
+    assert not d.running
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_failed_export_shows_the_one_line_reason(qtbot, dialog, tmp_path, monkeypatch):
     monkeypatch.setenv("IMAGEIO_FFMPEG_EXE", str(tmp_path / "no-such-ffmpeg"))
     dialog.duration_spin.setValue(1.0)

@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from PyQt5.QtCore import QProcess, Qt, QTimer, QUrl, pyqtSignal
+from PyQt5.QtCore import QEvent, QProcess, Qt, QTimer, QUrl, pyqtSignal
 from PyQt5.QtGui import QDesktopServices
 from PyQt5.QtWidgets import (
     QCheckBox,
@@ -109,6 +109,16 @@ class ExportDialog(QDialog):
         stem = scenario.name.lower().replace(" ", "-") or "tumble"
         self._build(Path(out) if out is not None else Path.home() / f"{stem}.mp4")
         self._refresh_preview()
+        if parent is not None:
+            # the window closing must stop the child cleanly (QProcess's destructor would
+            # SIGKILL it, leaving its temporary file behind)
+            parent.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
+        """The parent window is closing: cancel a running export first (GUI thread)."""
+        if watched is self.parent() and event.type() == QEvent.Close and self.running:
+            self.close()
+        return False
 
     # ------------------------------------------------------------------ layout
 
