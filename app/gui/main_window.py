@@ -240,8 +240,7 @@ class MainWindow(QMainWindow):
         bar.addStretch(1)
         lay.addLayout(bar)
         lay.addWidget(self.plots, 1)
-        self.ghost.plot.link_x(self.plots.L_plot)
-        lay.addWidget(self.ghost.plot)
+        self.ghost.attach_plot(self.plots, row=3, link_to=self.plots.L_plot)  # a row under the drifts
         return box
 
     def _build_actions(self) -> None:

@@ -18,7 +18,7 @@ hooks:
 from __future__ import annotations
 
 from ..scene import PolhodeScene
-from ..scene.poinsot import TRACE_POINTS, TRACE_SECONDS, PoinsotGhost, PoinsotScene
+from ..scene.poinsot import TRACE_POINTS, TRACE_SECONDS, PoinsotGhost, PoinsotScene, use_two_lights
 from .main_window import MainWindow
 
 #: heights of the plots and of the polhode-family view in the right column (px, initial)
@@ -47,6 +47,7 @@ class PoinsotWindow(MainWindow):
         return PoinsotGhost(plotter)
 
     def _make_polhode(self, plotter):
+        use_two_lights(plotter)  # its translucent ellipsoid is larger here than in the main view
         return PolhodeScene(plotter, family=True)
 
     def _pose_scene(self, snap) -> None:
