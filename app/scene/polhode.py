@@ -87,7 +87,7 @@ class PolhodeScene:
         dot = pv.Sphere(radius=0.045 * self.scale, theta_resolution=12, phi_resolution=8)
         self._actors["omega"] = self.plotter.add_mesh(dot, color=OMEGA_COLOR, lighting=False, **add)
         self.title = title = ("polhodes on the energy ellipsoid (body axes): separatrices red, omega yellow"
-                 if self.family else "polhode: omega on the energy ellipsoid (body axes)")
+                              if self.family else "polhode: omega on the energy ellipsoid (body axes)")
         self._actors["label"] = self.plotter.add_text(title, position="upper_left", font_size=9, color=TEXT_COLOR)
         self.set_omega(w0)
         self.reset_camera()
