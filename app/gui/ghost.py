@@ -62,6 +62,8 @@ class ExactGhost(QObject):
     """
 
     toggled = pyqtSignal(bool)
+    #: the ghost's row of the window's colour key
+    legend_rows = (("exact ghost: the closed form (when on)", GHOST_COLOR),)
 
     def __init__(self, scene, parent=None, checked: bool = False):
         super().__init__(parent)

@@ -117,7 +117,8 @@ class MainWindow(QMainWindow):
         self.ghost = ExactGhost(self._make_ghost_scene(self.scene_view), parent=self,
                                 checked=stored.value(keys.GHOST, False, type=bool))
         self.ghost.toggled.connect(self._ghost_toggled)
-        self.legend = self._legend_overlay(self.scene_view, getattr(self.scene, "legend_rows", LEGEND))
+        self.legend = self._legend_overlay(self.scene_view,
+                                           getattr(self.scene, "legend_rows", LEGEND) + self.ghost.legend_rows)
         self.scene_view.add_axes(color="#c9d1d9", line_width=2, labels_off=False)
         self.plots = PlotsPanel()
         self.polhode_view = QtInteractor(self, multi_samples=0, auto_update=False)

@@ -51,8 +51,9 @@ class GhostBody:
                                             non_manifold_edges=False)
         add = dict(reset_camera=False, render=False, pickable=False)
         p = self.plotter
-        self._actors["shell"] = p.add_mesh(shell, color=GHOST_COLOR, opacity=GHOST_OPACITY, lighting=True,
-                                           ambient=0.5, diffuse=0.5, specular=0.0, **add)
+        # unlit: the shell is read by its outline and edges, and shading it under the scene's
+        # five lights doubled its cost (CPU per render +4.3 ms lit, +2.0 ms unlit, measured)
+        self._actors["shell"] = p.add_mesh(shell, color=GHOST_COLOR, opacity=GHOST_OPACITY, lighting=False, **add)
         self._actors["edges"] = p.add_mesh(edges, color=GHOST_COLOR, opacity=0.75, line_width=1, lighting=False,
                                            **add)
         self._actors["axes"] = p.add_mesh(meshes.axes_lines(GHOST_AXES_LENGTH * radius), color=GHOST_COLOR,

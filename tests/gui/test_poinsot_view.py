@@ -182,3 +182,19 @@ def test_poinsot_screenshot_from_the_entry_point_shows_the_ellipsoid(open_view, 
     colours = np.array([QColor(image.pixel(x, y)).getRgb()[:3] for x, y in pixels])
     drawn = np.abs(colours - background).sum(axis=1) > DRAWN_DISTANCE
     assert drawn.all(), f"background where the ellipsoid is: {list(zip(pixels, colours.tolist()))}"
+
+
+def test_the_exact_ghost_rolls_with_the_construction(open_view, qtbot):
+    """In the Poinsot view the ghost is the closed form's ellipsoid and contact point: on
+    the simulated ones for rk4."""
+    window = open_view("t-handle", view="poinsot", speed=3.0)
+    window.ghost.set_checked(True)
+    qtbot.waitUntil(lambda: window.worker.latest().t > 4.0, timeout=WAIT_MS)
+    settle_paused(window, qtbot)
+    ghost = window.ghost.scene
+    assert ghost.actors["meridians"].GetVisibility() and ghost.actors["contact"].GetVisibility()
+    np.testing.assert_allclose(np.array(ghost.actors["meridians"].user_matrix),
+                               np.array(window.scene.actors["ellipsoid"].user_matrix), atol=1e-6)
+    np.testing.assert_allclose(ghost.construction.contact_world, window.scene.construction.contact_world,
+                               atol=1e-6 * np.linalg.norm(window.scene.construction.contact_world))
+    assert window.ghost.last_error < 1e-7
