@@ -175,6 +175,9 @@ class MainWindow(QMainWindow):
         self._worker_fallback.setSingleShot(True)
         self._worker_fallback.timeout.connect(self._start_worker)
         self._worker_fallback.start(WORKER_START_FALLBACK_MS)
+        self._first_frame_timer = QTimer(self)
+        self._first_frame_timer.setSingleShot(True)
+        self._first_frame_timer.timeout.connect(lambda: self.first_frame_drawn.emit(self.first_frame_time))
 
     def _start_worker(self) -> None:
         """Start the simulation thread once (GUI thread)."""
@@ -451,7 +454,9 @@ class MainWindow(QMainWindow):
         if self.first_frame_time is None and self.isVisible():
             self.first_frame_time = now
             self._start_worker()
-            self.first_frame_drawn.emit(now)
+            # announced from the event loop, not from inside the paint: a listener may
+            # close the window, which must not finalize the GL view in the middle of a paint
+            self._first_frame_timer.start(0)
 
     def _on_frame(self) -> None:
         """One display frame (frame timer, GUI thread). A failure is shown, not raised: an
@@ -547,6 +552,7 @@ class MainWindow(QMainWindow):
         self._closing = True
         self.frame_timer.stop()
         self._worker_fallback.stop()
+        self._first_frame_timer.stop()
         self.worker.stop()
         if self.persist:
             self._save_settings()
