@@ -382,7 +382,7 @@ class PoinsotGhost:
         self.q_axes = quat.from_matrix(self.axes)
         add = dict(reset_camera=False, render=False, pickable=False)
         p = self.plotter
-        self._actors["meridians"] = p.add_mesh(_unit_lat_long(), color=GHOST_COLOR, opacity=0.8, line_width=1,
+        self._actors["meridians"] = p.add_mesh(_unit_lat_long(), color=GHOST_COLOR, line_width=1,
                                                lighting=False, **add)
         self._actors["contact"] = p.add_mesh(pv.Sphere(radius=1.0, theta_resolution=16, phi_resolution=12),
                                              color=GHOST_COLOR, style="wireframe", line_width=1, lighting=False,
