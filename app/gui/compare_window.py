@@ -37,6 +37,7 @@ from PyQt5.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QPushButton,
+    QSizePolicy,
     QSlider,
     QSplitter,
     QToolButton,
@@ -229,7 +230,8 @@ class CompareWindow(QMainWindow):
         self.splitter.addWidget(self._plots_box(stored))
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
-        self.splitter.setSizes([860, 580])
+        # the plots' Qt repaint costs by area: two plots need no more width than the main view's three
+        self.splitter.setSizes([960, 480])
         self.setCentralWidget(self.splitter)
 
         # --- the workers: one per side
@@ -306,10 +308,13 @@ class CompareWindow(QMainWindow):
         bar.addStretch(1)
         lay.addLayout(bar)
         lay.addWidget(self.plots, 1)
-        self.summary = QLabel()
+        self.summary = QLabel("&nbsp;")
         self.summary.setTextFormat(Qt.RichText)
         self.summary.setContentsMargins(8, 2, 8, 4)
         self.summary.setToolTip("Drift at the newest sample of each side, signed: + means gained")
+        # a new text must not resize the label: that would lay out and repaint the plots too
+        self.summary.setFixedHeight(self.summary.sizeHint().height())
+        self.summary.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
         lay.addWidget(self.summary)
         return box
 
@@ -676,11 +681,6 @@ class CompareWindow(QMainWindow):
             since = None if window is None else snap.t - window
             hists.append(worker.history_since(since, MAX_POINTS))
         self.plots.refresh(hists)
-        parts = []
-        for side, color, snap in zip(SIDES, SIDE_COLORS, snaps):
-            parts.append(f"<span style='color:{color}'><b>{side}</b></span> ΔE/E₀ {snap.E_drift:+.2e}, "
-                         f"Δ|L|/|L₀| {snap.L_norm_drift:+.2e}")
-        self.summary.setText("&nbsp;&nbsp;&nbsp;".join(parts))
 
     def _refresh_status(self, snaps, now: float) -> None:
         cutoff = now - FPS_WINDOW_S
@@ -695,6 +695,11 @@ class CompareWindow(QMainWindow):
         lab["rtf"].setStyleSheet("" if running else f"color: {MUTED_TEXT};")
         lab["fps"].setText(f"{self._fps:3.0f} fps")
         lab["flips"].setText(f"flips {a.flips} / {b.flips}")
+        parts = []
+        for side, color, snap in zip(SIDES, SIDE_COLORS, snaps):
+            parts.append(f"<span style='color:{color}'><b>{side}</b></span> ΔE/E₀ {snap.E_drift:+.2e}, "
+                         f"Δ|L|/|L₀| {snap.L_norm_drift:+.2e}")
+        self.summary.setText("&nbsp;&nbsp;&nbsp;".join(parts))
         self.play_action.setText("Pause" if running else "Play")
 
     @property
