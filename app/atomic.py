@@ -1,14 +1,39 @@
 """Atomic file writes: write to a temporary file beside the target, then rename over it.
 
-A failed or cancelled write leaves no partial file and never replaces a good one.
+A failed or cancelled write leaves no partial file and never replaces a good one. The
+published file gets the permissions of the file it replaces, or those of any new file
+(0666 less the umask), not mkstemp's private 0600.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
+
+
+def _umask() -> int:
+    """The process umask, read without changing it where the system says it (Linux)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def published_mode(target) -> int:
+    """Permissions for a file written over ``target``: the old file's, else 0666 less the umask."""
+    try:
+        return stat.S_IMODE(Path(target).stat().st_mode)
+    except OSError:
+        return 0o666 & ~_umask()
 
 
 @contextlib.contextmanager
@@ -24,6 +49,7 @@ def atomic_path(target, suffix: str | None = None):
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=target.suffix if suffix is None else suffix, dir=folder)
     os.close(fd)
     try:
+        os.chmod(tmp, published_mode(target))
         yield Path(tmp)
         os.replace(tmp, target)
     except BaseException:

@@ -162,6 +162,23 @@ def test_png_sequence_names_and_determinism(tmp_path):
         np.testing.assert_array_equal(a, b)
 
 
+def test_png_sequence_replaces_only_its_own_older_frames(tmp_path, t_handle):
+    """A shorter export trims the older, longer sequence of its name; a user's file that
+    merely looks like a frame (NAME_2024.png, not part of a run from NAME_0000) stays."""
+    for i in range(15):
+        (tmp_path / f"flip_{i:04d}.png").write_bytes(b"old")
+    (tmp_path / "flip_2024.png").write_bytes(b"mine")
+    (tmp_path / "flip_notes.png").write_bytes(b"mine")
+    result = export_animation(t_handle, ExportSettings(out=tmp_path / "flip.png", fps=10, duration=1,
+                                                       size=(320, 240), overlay=Overlay(time=False, flips=False,
+                                                                                        title=None)))
+    assert result.frames == 10
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == sorted([f"flip_{i:04d}.png" for i in range(10)] + ["flip_2024.png", "flip_notes.png"])
+    assert iio.imread(tmp_path / "flip_0009.png").shape == (240, 320, 3)
+    assert (tmp_path / "flip_2024.png").read_bytes() == b"mine"
+
+
 def test_with_plots_frames_hold_the_plot_panel(tmp_path):
     out = tmp_path / "plots.png"
     res = tumble("export", "t-handle", "--out", out, "--duration", "1", "--fps", "4", "--start", "2",

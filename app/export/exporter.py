@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
-import stat
 import tempfile
 import time
 from dataclasses import dataclass
@@ -163,20 +161,8 @@ def _pump(pipe: FfmpegPipe, maker: FrameMaker, indices, progress, cancel, total:
         raise
 
 
-def _published_mode(target: Path) -> int:
-    """Permissions the output gets: the old file's when replacing one, else what the umask
-    gives a new file (the temporary file starts private, as mkstemp makes it)."""
-    try:
-        return stat.S_IMODE(target.stat().st_mode)
-    except OSError:
-        mask = os.umask(0)
-        os.umask(mask)
-        return 0o666 & ~mask
-
-
 def _encode_mp4(plan, maker, progress, cancel) -> list:
     with atomic_path(plan.out) as tmp:
-        os.chmod(tmp, _published_mode(plan.out))
         _pump(FfmpegPipe(plan.size, plan.fps, mp4_args(tmp)), maker, range(plan.n_frames), progress, cancel)
     return [plan.out]
 
@@ -188,12 +174,34 @@ def palette_sample(n_frames: int, count: int = GIF_PALETTE_FRAMES) -> list:
 
 def _encode_gif(plan, maker, progress, cancel) -> list:
     with tempfile.TemporaryDirectory(prefix="tumble-gif-") as work, atomic_path(plan.out) as tmp:
-        os.chmod(tmp, _published_mode(plan.out))
         palette = Path(work) / "palette.png"
         _pump(FfmpegPipe(plan.size, plan.fps, palette_args(palette)), maker, palette_sample(plan.n_frames),
               None, cancel)
         _pump(FfmpegPipe(plan.size, plan.fps, gif_args(palette, tmp)), maker, range(plan.n_frames), progress, cancel)
     return [plan.out]
+
+
+#: frame-number widths an older sequence of the same name may have used
+_SEQUENCE_WIDTHS = range(4, 8)
+
+
+def _older_frames(out: Path, n_frames: int) -> list:
+    """The frames of an older sequence named like ``out`` that a new one of ``n_frames``
+    does not overwrite: those numbered n_frames and up, and all of one numbered with
+    another width.
+
+    Only an unbroken run from frame 0 counts as a sequence this program wrote, so a
+    user's ``NAME_2024.png`` beside ``NAME.png`` is never taken for one of its frames.
+    """
+    digits = sequence_digits(n_frames)
+    older = []
+    for width in _SEQUENCE_WIDTHS:
+        index = 0
+        while (frame := out.with_name(f"{out.stem}_{index:0{width}d}{out.suffix}")).is_file():
+            if index >= n_frames or width != digits:
+                older.append(frame)
+            index += 1
+    return older
 
 
 @contextlib.contextmanager
@@ -206,6 +214,7 @@ def _atomic_sequence(out, n_frames: int):
     work = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=folder))
     targets = sequence_paths(out, n_frames)
     digits = sequence_digits(n_frames)
+    stale = _older_frames(out, n_frames)
     try:
         yield work / f"{out.stem}_%0{digits}d{out.suffix}"
         made = sorted(work.iterdir())
@@ -213,12 +222,9 @@ def _atomic_sequence(out, n_frames: int):
             raise EncodeError(f"ffmpeg wrote {len(made)} frames, expected {n_frames}")
         for src, dst in zip(made, targets):
             os.replace(src, dst)
-        keep = {p.name for p in targets}
-        stale = re.compile(re.escape(out.stem) + r"_\d{4,}" + re.escape(out.suffix) + "$")
-        for old in folder.iterdir():
-            if old.name not in keep and stale.match(old.name) and old.is_file():
-                with contextlib.suppress(OSError):
-                    old.unlink()
+        for old in stale:
+            with contextlib.suppress(OSError):
+                old.unlink()
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -14,7 +14,6 @@ Commands go the other way as worker method calls (queued, applied at step bounda
 from __future__ import annotations
 
 import math
-import os
 import time
 import traceback
 from pathlib import Path
@@ -68,10 +67,6 @@ FPS_WINDOW_S = 1.0
 SPEED_TICKS_PER_DECADE = 50
 #: the worker starts with the first frame, or after this long if no frame is drawn (ms)
 WORKER_START_FALLBACK_MS = 3000
-#: permissions of a written screenshot: 0666 less the process umask, as for any new file
-_UMASK = os.umask(0)
-os.umask(_UMASK)
-_FILE_MODE = 0o666 & ~_UMASK
 #: default window size (px)
 DEFAULT_SIZE = (1440, 900)
 
@@ -441,7 +436,6 @@ class MainWindow(QMainWindow):
         with atomic_path(path) as tmp:
             if not image.save(str(tmp), "PNG"):
                 raise OSError(f"could not write PNG {path}")
-            os.chmod(tmp, _FILE_MODE)  # the temporary file is private (0600); a picture is not
         return path
 
     # ------------------------------------------------------------------ the frame loop (GUI thread)
