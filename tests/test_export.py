@@ -179,6 +179,17 @@ def test_png_sequence_replaces_only_its_own_older_frames(tmp_path, t_handle):
     assert (tmp_path / "flip_2024.png").read_bytes() == b"mine"
 
 
+def test_the_arrows_stay_inside_a_wide_frame(tmp_path, t_handle):
+    """The T-handle's L points straight up for the whole run; in a 16:9 frame (which nobody
+    can zoom out of) it and omega must end below the top edge: the top rows are background."""
+    export_animation(t_handle, ExportSettings(out=tmp_path / "f.png", fps=4, duration=2, size=(320, 180),
+                                              overlay=Overlay(time=False, flips=False, title=None)))
+    for path in sorted(tmp_path.glob("f_*.png")):
+        top = iio.imread(path)[:3].astype(int)
+        spread = np.abs(top - np.median(top, axis=1, keepdims=True)).max()
+        assert spread <= 6, f"{path.name}: something is drawn on the top edge (spread {spread})"
+
+
 def test_with_plots_frames_hold_the_plot_panel(tmp_path):
     out = tmp_path / "plots.png"
     res = tumble("export", "t-handle", "--out", out, "--duration", "1", "--fps", "4", "--start", "2",

@@ -29,6 +29,10 @@ E_COLOR = TRAIL_COLOR
 MIN_SPAN = 2.0
 #: dots per inch of the figure; only the pixel size matters
 DPI = 100
+#: text lines kept below the plots (tick labels and the time label) and above each plot
+#: (its title and key), in lines of the plot font
+BOTTOM_LINES = 3.6
+TITLE_LINES = 2.0
 
 
 class PlotPanel:
@@ -62,7 +66,13 @@ class PlotPanel:
         fig = Figure(figsize=(self.width * px, self.height * px), dpi=DPI, facecolor=BACKGROUND)
         self.canvas = FigureCanvasAgg(fig)
         axes = fig.subplots(3, 1, sharex=True)
-        fig.subplots_adjust(left=0.2, right=0.96, top=0.95, bottom=0.08, hspace=0.28)
+        # margins from the font: a line of text is fs points; the time axis needs its tick
+        # labels and its label below, each plot its title and key above it
+        line = fs * DPI / 72 / self.height
+        gap = TITLE_LINES * line
+        bottom, top = BOTTOM_LINES * line, 1.0 - gap
+        fig.subplots_adjust(left=0.2, right=0.96, top=top, bottom=bottom,
+                            hspace=gap / max((top - bottom - 2 * gap) / 3, 1e-3))
         series = [
             ("L (world, kg m\u00b2/s)", [(tl.L[:, k], AXIS_COLORS[k], "xyz"[k]) for k in range(3)]),
             ("\u03c9 (body, rad/s)", [(tl.w[:, k], AXIS_COLORS[k], "xyz"[k]) for k in range(3)]),
@@ -95,6 +105,13 @@ class PlotPanel:
             for text in leg.get_texts():
                 text.set_color(TEXT_COLOR)
         axes[-1].set_xlabel("simulated time (s)", color=TEXT_COLOR, fontsize=fs)
+        self.canvas.draw()
+        # an axis multiplier (1e-13) would sit on the title's line: it joins the title instead
+        for ax, (title, _) in zip(axes, series):
+            offset = ax.yaxis.get_major_formatter().get_offset()
+            if offset:
+                ax.yaxis.get_offset_text().set_visible(False)
+                ax.set_title(f"{title}  \u00d7{offset}", color=TEXT_COLOR, fontsize=fs, loc="left", pad=3)
         self.canvas.draw()
         self._background = self.canvas.copy_from_bbox(fig.bbox)
         # curves are thinned to what the panel can show

@@ -15,7 +15,7 @@ import os
 import numpy as np
 
 from ..scene import RigidBodyScene
-from ..scene.style import TEXT_COLOR
+from ..scene.style import TEXT_COLOR, use_font_file
 
 #: overlay text height as a fraction of the frame height (pixels of font per pixel of frame)
 TEXT_FRACTION = 0.028
@@ -24,6 +24,8 @@ TITLE_FRACTION = 0.036
 MIN_FONT = 9
 #: environment variable VTK reads to choose its render window class
 WINDOW_CLASS_VARIABLE = "VTK_DEFAULT_OPENGL_WINDOW"
+#: the colour key is drawn only in a scene at least this wide (px): narrower, it is unreadable
+LEGEND_MIN_WIDTH = 720
 #: margin of the overlay text from the frame's edges, as a fraction of the frame height
 MARGIN_FRACTION = 0.02
 
@@ -120,7 +122,8 @@ class SceneRenderer:
             self.plotter = pv.Plotter(off_screen=True, window_size=(self.width, self.height))
         self.window = self.plotter.render_window
         self.window.SetMultiSamples(0)
-        self.scene = RigidBodyScene(self.plotter, follow=True, trail=True, legend=True)
+        self.scene = RigidBodyScene(self.plotter, follow=True, trail=True,
+                                    legend=self.width >= LEGEND_MIN_WIDTH, frame_width=True)
         self._background = _gradient_layer(self.plotter)
         self.scene.set_body(scenario.rigid_body, center=scenario.initial_state.c, w0=scenario.angular_velocity)
         self.speed = float(speed)
@@ -133,11 +136,13 @@ class SceneRenderer:
             self._status = self.plotter.add_text("", position=(margin, margin), font_size=font, color=TEXT_COLOR,
                                                  name="export-status")
             self._status.GetTextProperty().SetFontSize(font)
+            use_font_file(self._status.GetTextProperty())
         if title:
             actor = self.plotter.add_text(title, position=(self.width - margin, self.height - margin),
                                           font_size=font, color=TEXT_COLOR, name="export-title")
             prop = actor.GetTextProperty()
             prop.SetFontSize(max(MIN_FONT, round(TITLE_FRACTION * h)))
+            use_font_file(prop)
             prop.SetJustificationToRight()
             prop.SetVerticalJustificationToTop()
             prop.BoldOn()

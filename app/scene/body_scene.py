@@ -14,6 +14,8 @@ Usage::
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyvista as pv
 
@@ -30,6 +32,7 @@ from .style import (
     TEXT_COLOR,
     PATH_COLOR,
     TRAIL_COLOR,
+    use_font_file,
 )
 
 #: arrow lengths, in body radii
@@ -43,8 +46,11 @@ TRAIL_POINTS = 600
 #: floor grid: cells each side of the centre, and its depth below the body, in body radii
 GRID_HALF_CELLS = 12
 GRID_DEPTH = 1.8
-#: camera distance from the body at start, in body radii, and the viewing direction
-CAMERA_DISTANCE = 8.0
+#: the camera starts far enough back that a sphere of this radius (in body radii) about
+#: the body fits the view: the arrows (ARROW_LENGTH) with their heads and a margin
+FRAMED_RADII = 2.3
+#: the vertical view angle (degrees) and the viewing direction at start
+VIEW_ANGLE = 30.0
 CAMERA_DIRECTION = (1.0, -1.35, 0.75)
 
 
@@ -98,8 +104,11 @@ class RigidBodyScene:
     """
 
     def __init__(self, plotter, *, follow: bool = True, trail: bool = True, legend: bool = True,
-                 gradient: bool = False):
+                 gradient: bool = False, frame_width: bool = False):
         self.plotter = plotter
+        #: fit the arrows across the width too, not only the height: for a fixed frame
+        #: (an export) that nobody can zoom out of; a window keeps the body large
+        self.frame_width = frame_width
         self.follow = follow
         self._trail_on = trail
         self._legend_on = legend
@@ -158,7 +167,9 @@ class RigidBodyScene:
         self._actors["legend"] = self.plotter.add_legend(labels, bcolor=BACKGROUND, border=False, size=(0.34, 0.24),
                                                          loc="upper left", face="rectangle",
                                                          background_opacity=0.6)
-        self._actors["legend"].GetEntryTextProperty().SetColor(pv.Color(TEXT_COLOR).float_rgb)
+        entries = self._actors["legend"].GetEntryTextProperty()
+        entries.SetColor(pv.Color(TEXT_COLOR).float_rgb)
+        use_font_file(entries)
 
     def clear(self) -> None:
         """Remove every actor this scene added."""
@@ -175,11 +186,15 @@ class RigidBodyScene:
         center = self._focus if center is None else np.asarray(center, dtype=float)
         d = np.asarray(CAMERA_DIRECTION, dtype=float)
         d /= np.linalg.norm(d)
+        half = math.radians(VIEW_ANGLE / 2)
+        if self.frame_width:
+            width, height = self.plotter.window_size
+            half = min(half, math.atan(math.tan(half) * width / max(height, 1)))
         cam = self.plotter.camera
         cam.focal_point = tuple(center)
-        cam.position = tuple(center + CAMERA_DISTANCE * self.radius * d)
+        cam.position = tuple(center + FRAMED_RADII * self.radius / math.sin(half) * d)
         cam.up = (0.0, 0.0, 1.0)
-        cam.view_angle = 30.0
+        cam.view_angle = VIEW_ANGLE
         self._focus = center.copy()
         self.plotter.reset_camera_clipping_range()
 

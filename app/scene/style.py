@@ -23,3 +23,27 @@ BACKGROUND = "#16191e"
 BACKGROUND_TOP = "#2b313b"
 #: text in the scene
 TEXT_COLOR = "#c9d1d9"
+
+
+def text_font_file() -> str | None:
+    """DejaVu Sans, as matplotlib ships it (so VTK text can draw ω, ², ₀), or None.
+
+    VTK's built-in fonts cover Latin-1 only; the plots already use this face.
+    """
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("matplotlib")
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(folder) / "mpl-data" / "fonts" / "ttf" / "DejaVuSans.ttf"
+        if path.is_file():
+            return str(path)
+    return None
+
+
+def use_font_file(text_property) -> None:
+    """Draw a vtkTextProperty in :func:`text_font_file` where there is one."""
+    path = text_font_file()
+    if path is not None:
+        text_property.SetFontFamily(4)  # VTK_FONT_FILE
+        text_property.SetFontFile(path)
