@@ -26,8 +26,10 @@ import time
 CANCEL_LINE = "cancel"
 
 
-def command(scenario_toml, settings, python: str | None = None) -> list:
-    """argv of the child process exporting ``settings`` for the scenario file ``scenario_toml``."""
+def command(scenario_toml, settings, python: str | None = None, view_args=()) -> list:
+    """argv of the child process exporting ``settings`` for the scenario file ``scenario_toml``;
+    ``view_args`` choose the view (``--view poinsot``; ``--view compare --integrators A B
+    --dts DT_A DT_B``), the main view when empty."""
     ov = settings.overlay
     parts = [k for k, on in (("time", ov.time), ("flips", ov.flips), ("title", ov.title is not None)) if on]
     argv = [python or sys.executable, "-m", "app", "export", str(scenario_toml), "--out", str(settings.out),
@@ -43,7 +45,7 @@ def command(scenario_toml, settings, python: str | None = None) -> list:
         argv.append("--with-plots")
     if ov.title:
         argv += ["--title", ov.title]
-    return argv
+    return argv + [str(a) for a in view_args]
 
 
 def parse_line(line: str) -> dict | None:

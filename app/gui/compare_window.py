@@ -432,7 +432,11 @@ class CompareWindow(QMainWindow):
             presets_menu.addAction(name, lambda n=name: self.load_preset(n))
         open_action = QAction("Open scenario…", self)
         open_action.triggered.connect(self.open_scenario)
-        for a in (open_action, None, self.shot_action, None, self.quit_action):
+        export_action = QAction("Export animation…", self)
+        export_action.setShortcut(QKeySequence("Ctrl+E"))
+        export_action.setToolTip("Re-simulate both sides off screen into an MP4, a GIF or PNG frames")
+        export_action.triggered.connect(self.export_animation_dialog)
+        for a in (open_action, None, export_action, None, self.shot_action, None, self.quit_action):
             file_menu.addSeparator() if a is None else file_menu.addAction(a)
         sim = bar.addMenu("&Simulation")
         for a in (self.play_action, self.step_action, self.reset_action):
@@ -461,6 +465,16 @@ class CompareWindow(QMainWindow):
     def scenarios(self) -> tuple:
         """The two scenarios the workers run now."""
         return tuple(w.latest().scenario for w in self.workers)
+
+    def export_animation_dialog(self):
+        """File > Export animation...: both sides as they run now, side by side."""
+        from .export_dialog import ExportDialog
+
+        a, b = self.scenarios
+        args = ("--view", "compare", "--integrators", a.solver.integrator, b.solver.integrator,
+                "--dts", repr(a.solver.dt), repr(b.solver.dt))
+        return ExportDialog.open_for(self, self.base, self.statusBar(), view_args=args,
+                                     view_name=f"{a.solver.integrator} beside {b.solver.integrator}")
 
     def apply_choices(self) -> bool:
         """Read the choosers; restart both runs with them, or show why not (runs go on)."""

@@ -88,16 +88,20 @@ class ExportDialog(QDialog):
     ----------
     scenario : the :class:`~app.scenario.Scenario` to export (re-simulated from its start)
     out : initial output path (default ``~/<scenario>.mp4``, or the last folder used)
+    view_args : ``tumble export`` arguments choosing the view (see
+        :func:`app.export.protocol.command`); the main view when empty
+    view_name : the view's name for the title, e.g. "Poinsot view"
     """
 
     export_finished = pyqtSignal(str)
     export_failed = pyqtSignal(str)
     export_cancelled = pyqtSignal()
 
-    def __init__(self, scenario, parent=None, out=None):
+    def __init__(self, scenario, parent=None, out=None, view_args=(), view_name=None):
         super().__init__(parent)
-        self.setWindowTitle("Export animation")
+        self.setWindowTitle("Export animation" + (f": {view_name}" if view_name else ""))
         self.scenario = scenario
+        self.view_args = tuple(view_args)
         self.process: QProcess | None = None
         self._workdir: tempfile.TemporaryDirectory | None = None
         self._cancel_requested = False
@@ -318,7 +322,7 @@ class ExportDialog(QDialog):
         self._workdir = tempfile.TemporaryDirectory(prefix="tumble-export-")
         toml = Path(self._workdir.name) / "scenario.toml"
         toml.write_text(dumps(self.scenario, base_dir=self._workdir.name), encoding="utf-8")
-        argv = protocol.command(toml, settings)
+        argv = protocol.command(toml, settings, view_args=self.view_args)
         self._cancel_requested = False
         self._first_progress = None
         self._done_event = None
@@ -443,10 +447,10 @@ class ExportDialog(QDialog):
     # ------------------------------------------------------------------ the main window's entry
 
     @classmethod
-    def open_for(cls, window, scenario, status_bar=None) -> "ExportDialog":
+    def open_for(cls, window, scenario, status_bar=None, view_args=(), view_name=None) -> "ExportDialog":
         """Show a modeless export dialog over ``window`` for ``scenario``; on success
         ``status_bar`` (a ``QStatusBar``) offers to open the containing folder."""
-        dialog = cls(scenario, parent=window)
+        dialog = cls(scenario, parent=window, view_args=view_args, view_name=view_name)
         dialog.setAttribute(Qt.WA_DeleteOnClose)
         if status_bar is not None:
             dialog.export_finished.connect(lambda path: offer_open_folder(status_bar, path))

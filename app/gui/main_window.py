@@ -23,6 +23,7 @@ from PyQt5.QtCore import QByteArray, Qt, QTimer, pyqtSignal
 from PyQt5.QtGui import QKeySequence
 from PyQt5.QtWidgets import (
     QAction,
+    QApplication,
     QCheckBox,
     QComboBox,
     QDockWidget,
@@ -40,12 +41,15 @@ from PyQt5.QtWidgets import (
 from pyvistaqt import QtInteractor
 
 from ..atomic import atomic_path
-from ..physics.errors import ParameterError
+from ..export.data import export_view_png
+from ..physics.errors import DivergenceError, ParameterError
+from ..physics.integrators import simulate
 from ..scenario import Scenario, load, preset_names, save
 from ..scene import PolhodeScene, RigidBodyScene
 from ..scene.body_scene import LEGEND, TRAIL_POINTS
 from ..scene.ghost import GhostBody
 from ..simulation import MAX_SPEED, MIN_SPEED, SimulationWorker
+from ..simulation.table import trajectory_table, write_table
 from ..simulation.worker import RECORD_INTERVAL_S
 from . import settings as keys
 from .ghost import ExactGhost
@@ -67,6 +71,8 @@ FPS_WINDOW_S = 1.0
 SPEED_TICKS_PER_DECADE = 50
 #: the worker starts with the first frame, or after this long if no frame is drawn (ms)
 WORKER_START_FALLBACK_MS = 3000
+#: how long a status-bar message (a file written) stays (ms)
+STATUS_MESSAGE_MS = 8000
 #: default window size (px)
 DEFAULT_SIZE = (1440, 900)
 
@@ -261,6 +267,13 @@ class MainWindow(QMainWindow):
         self.open_action = action("Open scenario…", self.open_scenario, "Ctrl+O", "Load a scenario TOML file")
         self.save_action = action("Save scenario as…", self.save_scenario, "Ctrl+S", "Write the running scenario as TOML")
         self.shot_action = action("Save screenshot…", self.save_screenshot_dialog, "Ctrl+P", "Save the window as PNG")
+        self.export_action = action("Export animation…", self.export_animation_dialog, "Ctrl+E",
+                                    "Re-simulate the scenario off screen into an MP4, a GIF or PNG frames")
+        self.data_action = action("Export trajectory…", self.export_trajectory_dialog, "Ctrl+Shift+E",
+                                  "Re-simulate the scenario from its start and write the tumble simulate "
+                                  "columns, one row per step, as CSV or NPZ")
+        self.view_png_action = action("Save 3D view as PNG…", self.save_view_dialog, None,
+                                      "Save what the 3D scene shows now, without the panels")
         self.quit_action = action("Quit", self.close, "Ctrl+Q", "Close the window")
         self.camera_action = action("Reset camera", self._reset_camera, "C", "Look at the body from the default direction")
 
@@ -309,9 +322,10 @@ class MainWindow(QMainWindow):
         presets_menu = file_menu.addMenu("Presets")
         for name in preset_names():
             presets_menu.addAction(name, lambda n=name: self.load_preset(n))
-        for a in (self.open_action, self.save_action, None, self.shot_action, None, self.quit_action):
+        for a in (self.open_action, self.save_action, None, self.export_action, self.data_action, None,
+                  self.shot_action, self.view_png_action, None, self.quit_action):
             file_menu.addSeparator() if a is None else file_menu.addAction(a)
-        self.file_menu = file_menu  # the export issue adds "Export…" here
+        self.file_menu = file_menu
         sim = bar.addMenu("&Simulation")
         for a in (self.play_action, self.step_action, self.reset_action, self.kick_action):
             sim.addAction(a)
@@ -420,6 +434,56 @@ class MainWindow(QMainWindow):
             save(sc, path)
         except OSError as err:
             QMessageBox.warning(self, "Scenario not saved", f"{path}: {err.strerror or err}")
+
+    #: ``tumble export`` arguments that choose this window's view, and its name (main: none)
+    EXPORT_VIEW_ARGS: tuple = ()
+    EXPORT_VIEW_NAME: str | None = None
+
+    def export_animation_dialog(self):
+        """File > Export animation...: the export dialog for the scenario running now."""
+        from .export_dialog import ExportDialog
+
+        return ExportDialog.open_for(self, self.panel.scenario, self.statusBar(), view_args=self.EXPORT_VIEW_ARGS,
+                                     view_name=self.EXPORT_VIEW_NAME)
+
+    def export_trajectory_dialog(self) -> None:
+        sc = self.panel.scenario
+        default = f"{sc.name.lower().replace(' ', '-')}.csv"
+        path, chosen = QFileDialog.getSaveFileName(self, "Export trajectory", default,
+                                                   "CSV table (*.csv);;NumPy arrays (*.npz)")
+        if not path:
+            return
+        if Path(path).suffix.lower() not in (".csv", ".npz"):
+            path += ".npz" if "npz" in chosen else ".csv"
+        try:
+            rows = self.export_trajectory(path)
+        except (OSError, ParameterError, DivergenceError) as err:
+            QMessageBox.warning(self, "Trajectory not exported", f"{path}: {getattr(err, 'strerror', None) or err}")
+            return
+        self.statusBar().showMessage(f"Wrote {path}: {rows} rows", STATUS_MESSAGE_MS)
+
+    def export_trajectory(self, path) -> int:
+        """Re-simulate the running scenario from its start (as ``tumble simulate`` does, one
+        row per step) and write its table to ``path`` (.csv or .npz) atomically; returns the
+        row count. GUI thread: a run of the usual length takes a fraction of a second."""
+        sc = self.panel.scenario
+        solver = sc.solver
+        QApplication.setOverrideCursor(Qt.WaitCursor)
+        try:
+            traj = simulate(sc.model, sc.initial_state, solver.integrator, solver.dt, solver.duration,
+                            **solver.options)
+            write_table(path, trajectory_table(sc, traj))
+        finally:
+            QApplication.restoreOverrideCursor()
+        return len(traj)
+
+    def save_view_dialog(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save 3D view", "tumble-view.png", "PNG image (*.png)")
+        if path:
+            try:
+                export_view_png(self.scene_view, path)
+            except OSError as err:
+                QMessageBox.warning(self, "View not saved", f"{path}: {err.strerror or err}")
 
     def save_screenshot_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Save screenshot", "tumble.png", "PNG image (*.png)")

@@ -28,6 +28,9 @@ RIGHT_SIZES = (470, 390)
 class PoinsotWindow(MainWindow):
     """The Poinsot view. Same signals, worker and counters as :class:`MainWindow`."""
 
+    EXPORT_VIEW_ARGS = ("--view", "poinsot")
+    EXPORT_VIEW_NAME = "Poinsot view"
+
     def __init__(self, scenario, *, preset=None, paused=False, persist=True, parent=None):
         super().__init__(scenario, preset=preset, paused=paused, persist=persist, parent=parent)
         self.setWindowTitle("Tumble: Poinsot's construction")
