@@ -14,7 +14,7 @@ from app.physics.integrators import simulate
 from app.scenario import SolverSpec, load
 from app.simulation import History, SimulationWorker, check_runnable
 from app.simulation.history import WIDTH
-from app.simulation.worker import RECORD_INTERVAL_S
+from app.simulation.worker import MAX_BATCH_STEPS, RECORD_INTERVAL_S, record_steps
 
 
 def wait_for(predicate, timeout=10.0, poll=0.01):
@@ -177,3 +177,41 @@ def test_stop_joins_quickly(make_worker):
     w.stop()
     assert not w.is_alive() and time.perf_counter() - t0 < 1.0
     assert threading.active_count() >= 1
+
+
+def _with_solver(name, **changes):
+    sc = load(name)
+    return sc.replace(solver=SolverSpec(**{**sc.solver.__dict__, **changes}))
+
+
+def test_a_step_longer_than_the_lag_allowance_is_still_taken(make_worker):
+    """dt = 0.3 s is longer than the backlog the worker lets build up (0.25 s at 1x): it
+    used to drop the backlog before every step and sit at t = 0 for good."""
+    w = make_worker(_with_solver("t-handle", integrator="euler", dt=0.3))
+    assert wait_for(lambda: w.latest().t >= 0.6 - 1e-9, timeout=10)
+    assert w.latest().error is None
+
+
+def test_slow_motion_samples_more_often(make_worker):
+    """At 0.1x a sample every 10 ms of simulated time would be a new state every 100 ms of
+    wall time; the worker samples every 1 ms instead (one step at dt 1e-3)."""
+    w = make_worker("t-handle", speed=0.1)
+    assert wait_for(lambda: len(w.history_since()["t"]) > 20, timeout=10)
+    spacing = np.diff(w.history_since()["t"][1:])
+    np.testing.assert_allclose(spacing, 1e-3, rtol=1e-9)
+    w.set_speed(1.0)
+    t_switch = w.latest().t
+    assert wait_for(lambda: w.latest().t > t_switch + 0.1, timeout=10)
+    later = w.history_since(t_switch + 0.02)["t"]
+    np.testing.assert_allclose(np.diff(later), RECORD_INTERVAL_S, rtol=1e-9)
+
+
+def test_a_tiny_step_keeps_batches_short_and_stops_promptly(make_worker):
+    """dt = 1e-8: a history sample would be 10^6 steps; it is capped at MAX_BATCH_STEPS, so
+    the worker publishes every batch and its stop (a join) waits for one short batch."""
+    assert record_steps(1e-8) == MAX_BATCH_STEPS and record_steps(1e-3) == 10
+    assert record_steps(1e-3, speed=0.1) == 1 and record_steps(0.3) == 1
+    w = make_worker(_with_solver("t-handle", dt=1e-8))
+    assert wait_for(lambda: w.latest().steps >= 2 * MAX_BATCH_STEPS, timeout=20)
+    w.stop()
+    assert not w.is_alive()

@@ -32,7 +32,7 @@ from ..physics.errors import ParameterError
 from ..physics.reference import ExactReference, exact_unavailable_reason
 from ..scene.ghost import GHOST_COLOR
 from ..scene.style import TEXT_COLOR
-from ..simulation.worker import HISTORY_CAPACITY, RECORD_INTERVAL_S
+from ..simulation.worker import HISTORY_CAPACITY, RECORD_INTERVAL_S, record_steps
 from .plots import MAX_POINTS
 
 #: errors below this are drawn at it (log scale): round-off of a double in radians
@@ -168,8 +168,6 @@ class ExactGhost(QObject):
         if self.reason is None and start is not None and start is not self._segment:
             self._segment = start
             self._cache.clear()
-            dt = snap.scenario.solver.dt  # the worker records every max(1, round(interval / dt)) steps
-            self._record_dt = max(1, round(RECORD_INTERVAL_S / dt)) * dt
             try:
                 self.reference = ExactReference(snap.scenario.model, start)
             except ParameterError as err:  # defensive: the reason check above says it applies
@@ -179,6 +177,8 @@ class ExactGhost(QObject):
         if not self.active or self.reference is None:
             return
         s = snap.state
+        dt = snap.scenario.solver.dt
+        self._record_dt = record_steps(dt, snap.speed) * dt  # the worker's sample spacing
         lookahead = int(np.clip(LOOKAHEAD_WALL_S * snap.speed / self._record_dt, LOOKAHEAD_MIN, LOOKAHEAD_MAX))
         c, q, w = self._exact(np.array([s.t]), lookahead)
         self.scene.set_pose(c[0], q[0], w[0])

@@ -205,7 +205,7 @@ class MainWindow(QMainWindow):
         """Pose the scene for ``snap`` (one drawn frame), with the trail from the history."""
         trail_q = trail_c = None
         if self.scene.trail_visible:
-            recent = self.worker.history_since(snap.t - TRAIL_POINTS * RECORD_INTERVAL_S)
+            recent = self.worker.history_since(snap.t - TRAIL_POINTS * RECORD_INTERVAL_S, TRAIL_POINTS)
             trail_q, trail_c = recent["q"], recent["c"]
         s = snap.state
         self.scene.set_pose(s.c, s.q, s.w, snap.L, trail_q=trail_q, trail_c=trail_c)

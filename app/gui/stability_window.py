@@ -557,7 +557,7 @@ class StabilityWindow(QMainWindow):
             self._show_scenario(snap)
         if snap.serial != self._drawn_serial:
             self._drawn_serial = snap.serial
-            recent = self.worker.history_since(snap.t - TRAIL_POINTS * RECORD_INTERVAL_S)
+            recent = self.worker.history_since(snap.t - TRAIL_POINTS * RECORD_INTERVAL_S, TRAIL_POINTS)
             s = snap.state
             self.scene.set_pose(s.c, s.q, s.w, snap.L, trail_q=recent["q"], trail_c=recent["c"])
             self.scene_view.update()

@@ -588,9 +588,12 @@ def _run_body(y, method, h, n_out, every, params, points, wforces, order, out_b,
     return 0, 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def run(ys, method, h, n_out, every, params, points, wforces, order, out, options):
     """Advance N rows ``ys`` (in place) by ``n_out * every`` steps of size h.
+
+    Releases the interpreter lock while it runs, so a simulation thread never stalls the
+    GUI thread for the length of a batch.
 
     After every ``every`` steps row b is copied to ``out[k, b]``. Returns ``(status, body, step)`` of the earliest failure:
     status 0 ok, 1 non-finite or |omega| > OMEGA_LIMIT, 2 implicit solve failed; ``step``

@@ -34,7 +34,8 @@ from ..physics.state import State
 from ..scenario import Scenario
 from .history import WIDTH, History, SLICES
 
-#: simulated time between two history samples (s); a run with a larger dt samples every step
+#: simulated time between two history samples at real time or faster (s); slow motion
+#: samples more often (see :func:`record_steps`); a run with a larger dt samples every step
 RECORD_INTERVAL_S = 0.01
 #: history rows kept (about 11 minutes of simulated time at the record interval, 8 MB)
 HISTORY_CAPACITY = 65536
@@ -103,6 +104,18 @@ class Snapshot:
         return self.state.t
 
 
+def record_steps(dt: float, speed: float = 1.0) -> int:
+    """Integrator steps between two history samples (each one a publication).
+
+    About RECORD_INTERVAL_S of simulated time, times the speed below real time, so that slow
+    motion still publishes a new state about every 10 ms of wall time (not every 100 ms at
+    0.1x); never more than MAX_BATCH_STEPS, so a tiny dt cannot make one batch run for
+    seconds.
+    """
+    interval = RECORD_INTERVAL_S * min(1.0, float(speed))
+    return int(min(max(1, round(interval / dt)), MAX_BATCH_STEPS))
+
+
 def check_runnable(scenario: Scenario) -> None:
     """Raise :class:`ParameterError` if the worker could not step this scenario.
 
@@ -152,6 +165,7 @@ class SimulationWorker(threading.Thread):
                  clock=time.perf_counter):
         super().__init__(name="tumble-simulation", daemon=True)
         self._clock = clock
+        self._speed = _clamp_speed(speed)
         self._commands: queue.Queue = queue.Queue()
         self._stop_event = threading.Event()
         self._lock = threading.Lock()
@@ -162,7 +176,6 @@ class SimulationWorker(threading.Thread):
         self._error_detail = ""
         self._error_serial = 0
         self._running = bool(running)
-        self._speed = _clamp_speed(speed)
         self._repeat = bool(repeat)
         self._rates: deque = deque()
         self._latest: Snapshot | None = None
@@ -285,6 +298,7 @@ class SimulationWorker(threading.Thread):
             self._kick(arg)
         elif name == "speed":
             self._speed = _clamp_speed(arg)
+            self._set_record_interval()
             self._anchor()
         elif name == "repeat":
             self._repeat = arg
@@ -300,11 +314,14 @@ class SimulationWorker(threading.Thread):
         self._model = scenario.model
         self._integrator = solver.integrator
         self._dt = solver.dt
-        self._record_every = max(1, round(RECORD_INTERVAL_S / self._dt))
-        self._record_dt = self._record_every * self._dt
+        self._set_record_interval()
         self._body = scenario.rigid_body
         self._gravity = np.asarray(scenario.gravity, dtype=float)
         self._restart()
+
+    def _set_record_interval(self) -> None:
+        self._record_every = record_steps(self._dt, self._speed)
+        self._record_dt = self._record_every * self._dt
 
     def _restart(self) -> None:
         self._state = self._scenario.initial_state
@@ -342,11 +359,13 @@ class SimulationWorker(threading.Thread):
         now = self._clock()
         target = self._sim0 + self._speed * (now - self._wall0)
         behind = target - self._state.t
-        if behind > MAX_LAG_S * self._speed:
-            # a stall: forget the backlog, keep going from here
-            self._wall0 = now - MAX_LAG_S
+        # a stall: forget the backlog and keep going from here; the allowance always holds
+        # one record, or a step longer than the allowance (dt 0.3 s) would never be taken
+        allowance = max(MAX_LAG_S * self._speed, self._record_dt)
+        if behind > allowance:
+            self._wall0 = now - allowance / self._speed
             self._sim0 = self._state.t
-            behind = MAX_LAG_S * self._speed
+            behind = allowance
         n = int(math.floor(behind / self._record_dt + 1e-9))
         return min(n, max(1, MAX_BATCH_STEPS // self._record_every))
 
