@@ -193,3 +193,23 @@ def test_sample_not_multiple_of_dt_ends_exactly_at_duration():
     np.testing.assert_allclose(traj.t, [0, 0.3, 0.6, 0.9, 1.0])
     ref = simulate(sc.model, sc.initial_state, "dop853", 1e-3, 1.0, sample=0.1, rtol=1e-13, atol=1e-15)
     assert quat.angle_between(traj.q[-1], ref.q[-1]) < 1e-10
+
+
+def test_rk4_fast_path_takes_the_general_step():
+    """With only gravity, rk4 runs a scalar kernel; it must take the same step as the
+    general RK4 kernel (loads included) to round-off, from an arbitrary state."""
+    from app.physics import kernels
+
+    rng = np.random.default_rng(7)
+    params = np.zeros(20)
+    params[0:3] = [0.3, 0.7, 0.9]
+    params[3] = 2.0
+    params[4:7] = [0.1, -0.4, -9.8]
+    points, wforces = np.zeros((0, 3)), np.zeros((0, 3))
+    for _ in range(20):
+        y = rng.standard_normal(13)
+        y[6:10] /= np.linalg.norm(y[6:10])
+        fast, general = y.copy(), y.copy()
+        kernels._step_rk4_free(fast, 0.01, params)
+        kernels._step_rk4(general, 0.01, params, points, wforces, np.zeros((8, 13)))
+        np.testing.assert_allclose(fast, general, rtol=0, atol=1e-14)

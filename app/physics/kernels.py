@@ -214,6 +214,49 @@ def _step_rk4(y, h, params, points, wforces, ws):
 
 
 @njit(cache=True)
+def _free_rates(qw, qx, qy, qz, w1, w2, w3, i1, i2, i3):
+    """q' = q ⊗ (0, w)/2 and Euler's equations without torque, as scalars."""
+    return (0.5 * (-qx * w1 - qy * w2 - qz * w3),
+            0.5 * (qw * w1 + qy * w3 - qz * w2),
+            0.5 * (qw * w2 - qx * w3 + qz * w1),
+            0.5 * (qw * w3 + qx * w2 - qy * w1),
+            (i2 - i3) * w2 * w3 / i1,
+            (i3 - i1) * w3 * w1 / i2,
+            (i1 - i2) * w1 * w2 / i3)
+
+
+@njit(cache=True)
+def _step_rk4_free(y, h, params):
+    """:func:`_step_rk4` when only gravity acts, in scalars (no workspace views): the
+    rotation by classic RK4, the centre of mass by the update RK4 gives for a constant
+    acceleration (exact: c + h v + h^2 g / 2, v + h g)."""
+    i1, i2, i3 = params[0], params[1], params[2]
+    qw, qx, qy, qz, w1, w2, w3 = y[6], y[7], y[8], y[9], y[10], y[11], y[12]
+    hh = 0.5 * h
+    a0, a1, a2, a3, a4, a5, a6 = _free_rates(qw, qx, qy, qz, w1, w2, w3, i1, i2, i3)
+    b0, b1, b2, b3, b4, b5, b6 = _free_rates(qw + hh * a0, qx + hh * a1, qy + hh * a2, qz + hh * a3,
+                                             w1 + hh * a4, w2 + hh * a5, w3 + hh * a6, i1, i2, i3)
+    c0, c1, c2, c3, c4, c5, c6 = _free_rates(qw + hh * b0, qx + hh * b1, qy + hh * b2, qz + hh * b3,
+                                             w1 + hh * b4, w2 + hh * b5, w3 + hh * b6, i1, i2, i3)
+    d0, d1, d2, d3, d4, d5, d6 = _free_rates(qw + h * c0, qx + h * c1, qy + h * c2, qz + h * c3,
+                                             w1 + h * c4, w2 + h * c5, w3 + h * c6, i1, i2, i3)
+    s = h / 6.0
+    qw += s * (a0 + 2.0 * (b0 + c0) + d0)
+    qx += s * (a1 + 2.0 * (b1 + c1) + d1)
+    qy += s * (a2 + 2.0 * (b2 + c2) + d2)
+    qz += s * (a3 + 2.0 * (b3 + c3) + d3)
+    n = math.sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
+    y[6], y[7], y[8], y[9] = qw / n, qx / n, qy / n, qz / n
+    y[10] = w1 + s * (a4 + 2.0 * (b4 + c4) + d4)
+    y[11] = w2 + s * (a5 + 2.0 * (b5 + c5) + d5)
+    y[12] = w3 + s * (a6 + 2.0 * (b6 + c6) + d6)
+    for i in range(3):
+        g = params[4 + i]
+        y[i] += h * (y[3 + i] + hh * g)
+        y[3 + i] += h * g
+
+
+@njit(cache=True)
 def _step_midpoint(y, h, params, points, wforces, ws):
     """Implicit midpoint y1 = y0 + h f((y0 + y1)/2), fixed-point iteration to round-off.
 
@@ -536,7 +579,10 @@ def step(y, method, h, params, points, wforces, order, ws, loaded, options):
     other than gravity is applied (see :func:`has_loads`).
     """
     if method == RK4:
-        _step_rk4(y, h, params, points, wforces, ws)
+        if loaded:
+            _step_rk4(y, h, params, points, wforces, ws)
+        else:
+            _step_rk4_free(y, h, params)
     elif method == SPLITTING:
         _step_strang(y, h, params, points, wforces, order, ws, loaded)
     elif method == SPLITTING4:
@@ -573,10 +619,10 @@ def _run_body(y, method, h, n_out, every, params, points, wforces, order, out_b,
         for s in range(every):
             ok = step(y, method, h, params, points, wforces, order, ws, loaded, options)
             w2 = y[10] * y[10] + y[11] * y[11] + y[12] * y[12]
-            finite = True
+            total = 0.0  # a NaN or an infinity anywhere makes the sum non-finite
             for i in range(y.shape[0]):
-                if not math.isfinite(y[i]):
-                    finite = False
+                total += y[i]
+            finite = math.isfinite(total)
             if not ok or not finite or w2 > lim2:
                 # the rest of this body's output holds its last state
                 for kk in range(k, n_out):
