@@ -231,6 +231,11 @@ CASES = {
     "exactly about the intermediate axis": (BOX, Q_TILTED, np.array([0.0, 5.0, 0.0])),
     "exactly about the major axis": (np.array([2.0, 8.0, 4.0]), Q_TILTED, np.array([0.0, -3.0, 0.0])),
     "in the plane of two equal moments": (np.array([2.0, 2.0, 8.0]), Q_TILTED, np.array([1.0, -2.0, 0.0])),
+    # nearly spherical: the precession's linear part must not carry rate / lam ~ 1 / spread
+    # times the rounding of the initial phase (it did: 1e-5 rad at a spread of 1e-12)
+    "nearly spherical, spread 1e-12": (1.0 + np.array([-1e-12, 0.0, 1e-12]), Q_TILTED, np.array([1.0, 0.5, 2.0])),
+    "nearly spherical, spread 1e-15": (1.0 + np.array([-1e-15, 0.0, 1e-15]), IDENTITY, np.array([1.0, 0.5, 2.0])),
+    "nearly symmetric, spread 1e-9": (np.array([2.0, 2.0 + 2e-9, 8.0]), Q_TILTED, np.array([1.0, 0.3, 1.0])),
 }
 
 

@@ -480,9 +480,12 @@ def torque_free(moments, q0, w0, t):
         r0 = tau0 - two_k * turns0
         sn, cn, dn = ellipj_m1(r, motion.m, motion.m1)
         sn0, cn0, dn0 = ellipj_m1(r0, motion.m, motion.m1)
-        per_half_period = rate * two_k / lam + 2.0 * scale * _pi_excess(1.0, 0.0, np.sqrt(motion.m1), nu)
-        phi = ((turns - turns0) * per_half_period + rate * (r - r0) / lam
-               + scale * (_pi_excess(sn, cn, dn, nu) - _pi_excess(sn0, cn0, dn0, nu)))
+        # the excess advances by 2 X(K) per half period; the linear part is rate t itself,
+        # never rate (r - r0) / lam: r - r0 carries the rounding of tau0, and rate / lam
+        # grows as 1 / (moment spread) for a nearly spherical body (1e-5 rad at 1e-12)
+        excess_per_half_period = 2.0 * _pi_excess(1.0, 0.0, np.sqrt(motion.m1), nu)
+        phi = rate * t + scale * ((turns - turns0) * excess_per_half_period
+                                  + _pi_excess(sn, cn, dn, nu) - _pi_excess(sn0, cn0, dn0, nu))
         signs = np.where(np.fmod(turns, 2.0) == 0.0, 1.0, -1.0)  # sn, cn change sign every 2K
     cos_half, sin_half, psi = _body_angles(motion, sn, cn, dn, turns)
 
