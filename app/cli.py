@@ -210,7 +210,7 @@ def cmd_simulate(args) -> int:
 
     from .physics import diagnostics
     from .physics.analysis import predicted_flip_period
-    from .physics.integrators import simulate
+    from .physics.integrators import MAX_SAMPLES, simulate
     from .scenario import SolverSpec
 
     from .simulation.table import POINT_GROUPS, parse_outputs, trajectory_table, write_table
@@ -236,6 +236,17 @@ def cmd_simulate(args) -> int:
         sc = sc.replace(solver=SolverSpec(**{**solver.__dict__, **changes}))
     if args.sample is not None and args.sample > sc.solver.duration:
         raise UsageError(f"--sample must be <= the duration ({sc.solver.duration:g} s), got {args.sample:g}")
+    sample = sc.solver.dt if args.sample is None else args.sample
+    if sc.solver.duration / sample > MAX_SAMPLES:
+        raise UsageError(f"--duration must leave at most {MAX_SAMPLES:,} samples at a sample interval of "
+                         f"{sample:g} s (raise --sample), got {sc.solver.duration:g}")
+    if args.sample is not None and sc.solver.integrator not in ("dop853", "exact"):
+        # the rows are the integrator's own states: a sample between two steps, or a
+        # step shrunk to fit the samples, would not be the run the summary describes
+        ratio = args.sample / sc.solver.dt
+        if round(ratio) < 1 or abs(ratio - round(ratio)) > 1e-9 * ratio:
+            raise UsageError(f"--sample must be a whole multiple of dt ({sc.solver.dt:g} s) for "
+                             f"{sc.solver.integrator} (only dop853 and exact sample anywhere), got {args.sample:g}")
     bar = ProgressBar("simulate")
     traj = simulate(sc.model, sc.initial_state, sc.solver.integrator, sc.solver.dt, sc.solver.duration,
                     sample=args.sample, progress=bar, **sc.solver.options)

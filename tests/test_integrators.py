@@ -168,6 +168,17 @@ def test_divergence_names_time_and_step():
     assert "step" in str(info.value) and "t =" in str(info.value)
 
 
+def test_dop853_stops_a_runaway_spin_with_its_time_and_step():
+    """A torque of 3e6 N m on a 1 kg m^2 body passes |omega| = 1e6 rad/s at t = 1/3 s: the
+    adaptive run must stop there (it used to keep halving its step for minutes)."""
+    body = B.from_principal_moments(1.0, [1.0, 1.0, 1.0])
+    loads = Loads(torques=(Torque((0.0, 0.0, 3e6), "body"),))
+    with pytest.raises(DivergenceError) as info:
+        simulate(body, State.initial(angular_velocity=[0.0, 0.0, 1.0]), "dop853", 1e-3, 10.0, loads=loads)
+    assert info.value.t == pytest.approx((1e6 - 1.0) / 3e6, rel=1e-6)
+    assert info.value.step >= 1 and "step" in str(info.value)
+
+
 def test_exact_refuses_torques():
     sc = load("rocket-top")
     with pytest.raises(ParameterError, match="exact"):

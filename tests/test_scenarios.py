@@ -104,6 +104,9 @@ def test_cli_exits_2_with_one_line(tmp_path, old, new, field):
 @pytest.mark.parametrize("args,flag", [
     (["--dt", "-1"], "--dt"), (["--dt", "abc"], "--dt"), (["--duration", "0"], "--duration"),
     (["--integrator", "nope"], "--integrator"), (["--sample", "nan"], "--sample"), (["--dt", "100"], "--dt"),
+    # rk4's rows are its own states: a sample between two steps of 1 ms is refused
+    (["--sample", "0.0005"], "--sample"), (["--sample", "0.0333"], "--sample"),
+    (["--duration", "1e9"], "--duration"),
 ])
 def test_cli_flags_are_validated(tmp_path, args, flag):
     out = tmp_path / "o.csv"

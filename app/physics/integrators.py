@@ -56,6 +56,9 @@ DOP853_RTOL = 1e-10
 DOP853_ATOL = 1e-12
 #: a sample interval within this relative amount of a whole number of steps counts as whole
 STEP_FIT_SLACK = 1e-9
+#: most samples one run may return (each is 13 numbers per body, and the diagnostics
+#: copy them several times): past this, a run would fail for memory, not for its physics
+MAX_SAMPLES = 20_000_000
 
 
 def splitting_order(moments) -> np.ndarray:
@@ -195,6 +198,9 @@ def simulate(
         ok = False
     if not ok or float(sample) > float(duration):
         raise ParameterError("sample", sample, "be a finite number > 0 and <= duration (s)")
+    if float(duration) / float(sample) > MAX_SAMPLES:
+        raise ParameterError("sample", sample, f"leave at most {MAX_SAMPLES:,} samples over the duration "
+                             f"({float(duration):g} s)")
     times = sample_times(float(duration), float(sample))
     options = integrator_options(reorthonormalize, reorthonormalize_every)
     return _run(model, state0, times, integrator, float(dt), rtol, atol, progress, options)[0]
@@ -269,13 +275,29 @@ def _run_dop853(model, rows0, times, dt, rtol, atol, t0) -> np.ndarray:
     def rhs(_t, y):
         return kernels.deriv_batch(y.reshape(n, 13), model.params, model.points, model.wforces).ravel()
 
+    steps = [0]
+    limit2 = kernels.OMEGA_LIMIT ** 2
+
+    def runaway(_t, y):
+        """Crosses zero downwards when some |omega| passes OMEGA_LIMIT (solve_ivp calls an
+        event once after every accepted step, so the calls also count the steps)."""
+        steps[0] += 1
+        w = y.reshape(n, 13)[:, 10:13]
+        margin = limit2 - float(np.max(np.sum(w * w, axis=1)))
+        return margin if math.isfinite(margin) else -1.0
+
+    runaway.terminal = True
+    runaway.direction = -1
     sol = solve_ivp(
         rhs, (times[0], times[-1]), rows0.ravel(), method="DOP853", t_eval=times,
-        rtol=rtol, atol=atol, max_step=dt,
+        rtol=rtol, atol=atol, max_step=dt, events=runaway,
     )
+    if sol.status == 1:  # the event ended the run
+        raise DivergenceError(t0 + float(sol.t_events[0][0]), max(1, steps[0] - 1),
+                              "non-finite state or |omega| > 1e6 rad/s")
     if not sol.success or sol.y.shape[1] != len(times):
         t_fail = t0 + (sol.t[-1] if len(sol.t) else 0.0)
-        raise DivergenceError(t_fail, len(sol.t), f"DOP853 failed: {sol.message}")
+        raise DivergenceError(t_fail, max(1, steps[0] - 1), f"DOP853 failed: {sol.message}")
     rows = sol.y.T.reshape(len(times), n, 13).copy()
     rows[..., 6:10] /= np.linalg.norm(rows[..., 6:10], axis=-1, keepdims=True)
     if not np.all(np.isfinite(rows)) or np.max(np.linalg.norm(rows[..., 10:13], axis=-1)) > kernels.OMEGA_LIMIT:
