@@ -54,6 +54,13 @@ BAD = [
     ('velocity = [-2.0, 2.0, 8.0]', 'velocity = [-2.0, 2.0, nan]', "initial.velocity"),
     ('angular_velocity = [0.1, 5.0, 0.1]', 'angular_velocity = "fast"', "initial.angular_velocity"),
     ('gravity = [0.0, 0.0, -9.8]', 'gravity = [0.0, 0.0]', "world.gravity"),
+    # magnitudes whose squares and products would overflow (a TOML integer past any float)
+    ('mass = 10.0', 'mass = 1' + '0' * 400, "body.mass"),
+    ('size = [0.1, 0.4, 0.9]', 'size = [1e200, 0.4, 0.9]', "body.size"),
+    ('shape = "box"\nmass = 10.0\nsize = [0.1, 0.4, 0.9]',
+     'shape = "custom"\nmass = 1.0\ninertia = [1e101, 1e101, 1e101, 0.0, 0.0, 0.0]', "body.inertia"),
+    # a spin the integrators would call diverged at once is bad input, not a failed run
+    ('angular_velocity = [0.1, 5.0, 0.1]', 'angular_velocity = [2e6, 0.0, 0.0]', "initial.angular_velocity"),
     ('integrator = "rk4"', 'integrator = "leapfrog"', "solver.integrator"),
     ('dt = 0.001', 'dt = 0.0', "solver.dt"),
     ('dt = 0.001', 'dt = -0.001', "solver.dt"),

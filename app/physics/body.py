@@ -97,7 +97,13 @@ def validate_inertia(inertia: np.ndarray, allow_unphysical: bool = False) -> Non
         raise ParameterError("inertia", inertia, "be positive definite")
     if np.max(np.abs(inertia - inertia.T)) > RELATIVE_SLACK * scale:
         raise ParameterError("inertia", inertia, "be symmetric")
-    moments = np.linalg.eigvalsh(0.5 * (inertia + inertia.T))
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            moments = np.linalg.eigvalsh(0.5 * (inertia + inertia.T))
+    except np.linalg.LinAlgError:
+        moments = np.full(3, np.nan)
+    if not np.all(np.isfinite(moments)):
+        raise ParameterError("inertia", inertia, "have finite principal moments (its entries are too large)")
     if moments[0] <= RELATIVE_SLACK * scale:
         raise ParameterError("inertia", moments, "have principal moments > 0 (positive definite)")
     if not allow_unphysical and moments[0] + moments[1] < moments[2] * (1 - RELATIVE_SLACK):

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 def format_value(value) -> str:
     """Short, readable rendering of a parameter value for one-line messages."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**16:
+        digits = str(abs(value))  # too large for a float: scientific notation by hand
+        return f"{'-' if value < 0 else ''}{digits[0]}.{digits[1:6]}e+{len(digits) - 1}"
     try:
         import numpy as np
 

@@ -13,6 +13,7 @@ import numpy as np
 from ..physics import body as bodies
 from ..physics.body import Body
 from ..physics.errors import ParameterError
+from ..physics.kernels import OMEGA_LIMIT
 from ..physics import quaternion as quat
 from ..physics.integrators import (
     DEFAULT_REORTHO,
@@ -34,6 +35,9 @@ SIZE_ENTRIES = {
     "cylinder": (2, "radius, height"),
     "t-handle": (4, "shaft_length, shaft_radius, bar_length, bar_radius"),
 }
+#: largest magnitude of any number in a scenario file: products and squares of such
+#: numbers (m size^2, |L|^2) stay finite
+MAX_MAGNITUDE = 1e100
 DEFAULT_INTEGRATOR = "rk4"
 DEFAULT_DT = 1e-3
 DEFAULT_DURATION = 10.0
@@ -194,6 +198,9 @@ class Scenario:
             s = State.initial(self.position, self.velocity, self.orientation, self.angular_velocity)
         except ParameterError as err:
             raise err.prefixed("initial") from None
+        if np.linalg.norm(s.w) > OMEGA_LIMIT:
+            raise ParameterError("initial.angular_velocity", s.w,
+                                 f"have a magnitude <= {OMEGA_LIMIT:g} rad/s (past it a run counts as diverged)")
         b = np.asarray(self.rigid_body.center_of_mass)
         if self.body.shape == "custom" and np.any(b != 0):
             arm = quat.rotate(s.q, b)
@@ -240,8 +247,12 @@ def _check_keys(table, allowed, where: str) -> None:
 def _number(value, where: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ParameterError(where, value, "be a number")
+    if isinstance(value, int) and abs(value) > MAX_MAGNITUDE:  # float() of 10**400 overflows
+        raise ParameterError(where, value, f"be at most {MAX_MAGNITUDE:g} in magnitude")
     if not math.isfinite(value):
         raise ParameterError(where, value, "be finite")
+    if abs(value) > MAX_MAGNITUDE:
+        raise ParameterError(where, value, f"be at most {MAX_MAGNITUDE:g} in magnitude")
     return float(value)
 
 
