@@ -114,12 +114,20 @@ orientation = {fl(q0)}
 angular_velocity = {fl(w0)}
 [world]
 gravity = [0.0, 0.0, -9.8]
+[[loads]]
+kind = "force"
+frame = "world"
+vector = [0.3, -0.2, 0.5]
+point = {{point}}
 """
 
-    a = loads_toml(doc(I_com, c0, v0))
+    # a force at one material point: from the centre of mass in the first description,
+    # from the reference point (like initial.position and --point) in the second
+    p_com = np.array([0.1, 0.25, -0.2])
+    a = loads_toml(doc(I_com, c0, v0).replace("{point}", fl(p_com)))
     ref_pos = c0 - quat.rotate(q0, b)
     ref_vel = v0 - quat.rotate(q0, np.cross(w0, b))
-    bb = loads_toml(doc(I_ref, ref_pos, ref_vel, f"center_of_mass = {fl(b)}"))
+    bb = loads_toml(doc(I_ref, ref_pos, ref_vel, f"center_of_mass = {fl(b)}").replace("{point}", fl(p_com + b)))
     np.testing.assert_allclose(bb.rigid_body.inertia, I_com, atol=1e-14)
     ta = simulate(a.model, a.initial_state, "rk4", 1e-3, 2.0, sample=0.1)
     tb = simulate(bb.model, bb.initial_state, "rk4", 1e-3, 2.0, sample=0.1)

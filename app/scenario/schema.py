@@ -210,7 +210,13 @@ class Scenario:
 
     @cached_property
     def applied_loads(self) -> Loads:
+        """The loads about the centre of mass. A force's ``point`` is given from the body's
+        reference point, as ``initial.position`` and ``--point`` are: the centre of mass
+        unless a custom body names ``center_of_mass`` (Exudyn's physicsCenterOfMass)."""
         built = [spec.build(i) for i, spec in enumerate(self.loads)]
+        offset = np.asarray(self.rigid_body.center_of_mass, dtype=float)
+        if self.body.shape == "custom" and np.any(offset != 0):
+            built = [Force(b.vector, b.point - offset, b.frame) if isinstance(b, Force) else b for b in built]
         try:
             g = Loads(gravity=self.gravity).gravity
         except ParameterError as err:
