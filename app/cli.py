@@ -363,7 +363,9 @@ def cmd_bench(args) -> int:
     rows = run_bench(scenarios, args.integrators, args.dt or DEFAULT_BENCH_DT, progress=bar)
     bar.close()
     if args.json:
-        print(json.dumps(rows, allow_nan=True))
+        # a row that does not apply (exact with torques) or diverged has no figures: null
+        print(json.dumps([{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()}
+                          for r in rows], allow_nan=False))
     else:
         print(markdown_table(rows))
     if out_dir is not None:

@@ -48,3 +48,12 @@ def test_bench_markdown_and_torqued_reference():
 def test_bench_bad_input(args, word):
     res = run(*args)
     assert res.returncode == 2 and word in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_bench_json_is_strict_json_with_null_where_a_row_does_not_apply():
+    res = run("rocket-top", "--integrators", "rk4", "exact", "--dt", "0.01", "--json")
+    assert res.returncode == 0, res.stderr
+    rows = json.loads(res.stdout, parse_constant=lambda name: pytest.fail(f"not JSON: {name}"))
+    by = {r["integrator"]: r for r in rows}
+    assert by["exact"]["angle_err_max"] is None and "exact" in by["exact"]["error"]
+    assert isinstance(by["rk4"]["angle_err_max"], float) and by["rk4"]["angle_err_max"] >= 0.0

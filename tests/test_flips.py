@@ -50,3 +50,22 @@ def test_peak_share_is_an_invariant_of_the_free_motion():
     L2 = np.sum((traj.w @ sc.rigid_body.inertia) ** 2, axis=1)
     assert np.ptp(share) < 1e-12
     assert share[0] == pytest.approx(np.max(m2 * m2 / L2), rel=1e-4)  # sampled peak, 10 ms grid
+
+
+def test_a_symmetric_body_in_rotated_axes_neither_flips_nor_predicts_a_flip():
+    """I = diag(2, 3, 3) given in rotated axes comes back from the eigen-solver with the two
+    equal moments a few ulps apart: no intermediate axis, so no period and no flips, in the
+    prediction and the counter alike (they used to disagree: 9.42 s against 0 flips)."""
+    from app.physics import body as B
+    from app.physics import quaternion as quat
+    from app.physics.state import State
+
+    R = quat.to_matrix(quat.normalize(np.array([0.8, 0.3, -0.4, 0.2])))
+    tensor = R @ np.diag([2.0, 3.0, 3.0]) @ R.T
+    body = B.from_vector6(1.0, [tensor[0, 0], tensor[1, 1], tensor[2, 2], tensor[1, 2], tensor[0, 2], tensor[0, 1]])
+    moments = body.principal()[0]
+    assert moments[2] - moments[1] < 1e-13 * moments[2]  # equal, to the rounding of eigvalsh
+    w0 = R @ np.array([0.1, 1.0, 0.3])
+    assert predicted_flip_period(body, w0) is None
+    traj = simulate(body, State.initial(angular_velocity=w0), "rk4", 1e-3, 20.0, sample=1e-2)
+    assert len(diagnostics.flip_times(body, traj.t, traj.w)) == 0

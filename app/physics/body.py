@@ -112,6 +112,18 @@ def validate_inertia(inertia: np.ndarray, allow_unphysical: bool = False) -> Non
         )
 
 
+#: two principal moments closer than this, relative to the largest, count as equal: a
+#: symmetric tensor given in rotated axes comes back from eigvalsh a few ulps apart
+EQUAL_MOMENTS = 1e-12
+
+
+def has_intermediate_axis(moments) -> bool:
+    """True if the ascending principal ``moments`` are distinct (beyond rounding), so the
+    body has an intermediate axis to flip about."""
+    i1, i2, i3 = (float(m) for m in moments)
+    return min(i2 - i1, i3 - i2) > EQUAL_MOMENTS * i3
+
+
 def principal(inertia: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Principal moments (ascending) and axes as columns of a proper rotation matrix."""
     inertia = np.asarray(inertia, dtype=float)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import quaternion as quat
-from .body import Body
+from .body import Body, has_intermediate_axis
 
 
 def momentum(body: Body, v: np.ndarray) -> np.ndarray:
@@ -106,7 +106,7 @@ def intermediate_peak_share(body: Body, w: np.ndarray) -> np.ndarray:
     """
     moments, axes = body.principal()
     i1, i2, i3 = moments
-    if not (i1 < i2 < i3):
+    if not has_intermediate_axis(moments):
         return np.full(np.shape(w)[:-1], np.nan)
     m = (np.asarray(w, dtype=float) @ axes) * moments
     L2 = np.sum(m * m, axis=-1)
@@ -130,9 +130,7 @@ def flip_times(body: Body, t: np.ndarray, w: np.ndarray) -> np.ndarray:
     Located by linear interpolation between samples; exact zeros count once. Returns an
     empty array for a body with a degenerate intermediate moment (no intermediate axis).
     """
-    moments = body.principal()[0]
-    spread = moments[2] - moments[0]
-    if spread <= 0 or min(moments[1] - moments[0], moments[2] - moments[1]) <= 1e-12 * spread:
+    if not has_intermediate_axis(body.principal()[0]):
         return np.empty(0)
     s = intermediate_component(body, w)
     t = np.asarray(t)
