@@ -31,6 +31,8 @@ EXACT_RTOL = 1e-9
 BOX_EDGES = np.array([0.1, 0.4, 0.9])
 BOX_OFFSET = np.array([1.0 / 3.0, -2.0, 3.5])
 DENSITY = 987.6
+#: box edges exact in binary, so a mesh file's float32 coordinates hold them exactly
+BINARY_EDGES = np.array([0.125, 0.5, 1.0])
 
 
 def box_inertia(mass, edges):
@@ -102,6 +104,38 @@ def test_l_of_two_boxes_matches_the_parallel_axis_theorem():
     assert rel_err(body.inertia, inertia) <= EXACT_RTOL
     # the body keeps the file's axes and moves its origin to the centre of mass
     np.testing.assert_allclose(body.mesh_vertices + body.center_of_mass, mesh.vertices, atol=1e-15)
+
+
+def test_a_cavity_wound_inwards_is_hollow(tmp_path):
+    """A box with a box-shaped cavity (its shell wound inwards, as a cavity is): the mass and
+    inertia are the outer box's less the inner one's. Re-orienting every shell outwards
+    would fill the cavity in, and count it twice."""
+    # edges and offsets exact in float32, as mesh files store coordinates
+    outer_edges, inner_edges, shift = BINARY_EDGES, 0.5 * BINARY_EDGES, np.array([0.015625, -0.0625, 0.125])
+    outer = trimesh.creation.box(extents=outer_edges)
+    inner = trimesh.creation.box(extents=inner_edges)
+    inner.apply_translation(shift)
+    inner.invert()
+    trimesh.util.concatenate([outer, inner]).export(tmp_path / "hollow.ply")
+    body = load(write_scenario(tmp_path, ['shape = "mesh"', 'mesh = "hollow.ply"', f"density = {DENSITY}"])).rigid_body
+    m_out, m_in = DENSITY * np.prod(outer_edges), DENSITY * np.prod(inner_edges)
+    mass = m_out - m_in
+    com = -m_in * shift / mass
+    inertia = (box_inertia(m_out, outer_edges) + parallel_axis(m_out, -com)
+               - box_inertia(m_in, inner_edges) - parallel_axis(m_in, shift - com))
+    assert abs(body.mass - mass) <= EXACT_RTOL * mass
+    assert rel_err(body.center_of_mass, com) <= EXACT_RTOL
+    assert rel_err(body.inertia, inertia) <= EXACT_RTOL
+
+
+def test_a_missing_triangle_is_filled(tmp_path):
+    """trimesh's hole filling closes a one-triangle hole exactly: the box's own properties."""
+    box = trimesh.creation.box(extents=BINARY_EDGES)
+    trimesh.Trimesh(box.vertices, box.faces[:-1], process=False).export(tmp_path / "open.ply")
+    body = load(write_scenario(tmp_path, ['shape = "mesh"', 'mesh = "open.ply"', f"density = {DENSITY}"])).rigid_body
+    mass = DENSITY * np.prod(BINARY_EDGES)
+    assert abs(body.mass - mass) <= EXACT_RTOL * mass
+    assert rel_err(body.inertia, box_inertia(mass, BINARY_EDGES)) <= EXACT_RTOL
 
 
 def test_fine_icosphere_is_within_its_tessellation_error_of_the_sphere():
@@ -249,7 +283,10 @@ def test_saving_elsewhere_keeps_the_mesh_found(tmp_path, root):
 def _bad_meshes(folder):
     """Files for the geometric rules: open, self-intersecting, flat, too few faces."""
     box = trimesh.creation.box(extents=[1.0, 1.0, 1.0])
-    trimesh.Trimesh(box.vertices, box.faces[:-1], process=False).export(folder / "open.stl")
+    # a hole bigger than the triangle or quad trimesh fills: a cylinder without its top cap
+    cylinder = trimesh.creation.cylinder(radius=0.5, height=1.0, sections=16)
+    keep = cylinder.face_normals[:, 2] < 0.5
+    trimesh.Trimesh(cylinder.vertices, cylinder.faces[keep], process=False).export(folder / "open.stl")
     other = box.copy()
     other.apply_translation([0.5, 0.3, 0.2])
     trimesh.util.concatenate([box, other]).export(folder / "crossing.stl")

@@ -160,15 +160,27 @@ def _read(path: str, unit: str):
 
 
 def _repair(mesh) -> None:
-    """trimesh's safe repairs: they change no geometry, only connectivity and orientation."""
+    """trimesh's safe repairs: merged duplicate vertices and faces, a missing triangle or
+    quad filled (trimesh fills no larger hole), and the winding made consistent.
+
+    The winding is left alone when it is already consistent: re-orienting every shell
+    outwards (``fix_normals(multibody=True)``) would turn a cavity's inward shell around
+    and count the cavity as solid. A consistently wound mesh that is inside out as a whole
+    is inverted.
+    """
     import trimesh
 
     mesh.merge_vertices()
     mesh.update_faces(mesh.nondegenerate_faces())
     mesh.update_faces(mesh.unique_faces())
     mesh.remove_unreferenced_vertices()
-    if mesh.is_winding_consistent or _has_networkx():
-        with np.errstate(divide="ignore", invalid="ignore"):  # a flat mesh is refused later
+    if not mesh.is_watertight:
+        trimesh.repair.fill_holes(mesh)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a flat mesh is refused later
+        if mesh.is_winding_consistent:
+            if mesh.volume < 0:
+                mesh.invert()
+        elif _has_networkx():
             trimesh.repair.fix_normals(mesh, multibody=True)
     # else: trimesh's re-winding walks the face graph with networkx, which is optional;
     # _refuse_bad then says why the mesh is refused
