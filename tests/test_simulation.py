@@ -14,7 +14,7 @@ from app.physics.integrators import simulate
 from app.scenario import SolverSpec, load
 from app.simulation import History, SimulationWorker, check_runnable
 from app.simulation.history import WIDTH
-from app.simulation.worker import MAX_BATCH_STEPS, RECORD_INTERVAL_S, record_steps
+from app.simulation.worker import KICK_FRACTION, MAX_BATCH_STEPS, RECORD_INTERVAL_S, record_steps
 
 
 def wait_for(predicate, timeout=10.0, poll=0.01):
@@ -110,7 +110,11 @@ def test_kick_adds_inverse_inertia_times_impulse(make_worker):
     expected = np.asarray(sc.angular_velocity) + np.linalg.solve(sc.rigid_body.inertia, J)
     np.testing.assert_allclose(snap.state.w, expected, rtol=1e-12)
     assert snap.E_drift == 0.0  # drifts are measured from the kick on
-    w.kick()  # the default kick tips the spin without crashing
+    w.kick()  # the default kick tips the spin by KICK_FRACTION |omega|, whatever the moments
+    assert wait_for(lambda: len(w.latest().kick_times) == 2)
+    dw = w.latest().state.w - snap.state.w
+    assert np.linalg.norm(dw) == pytest.approx(KICK_FRACTION * np.linalg.norm(snap.state.w), rel=1e-12)
+    w.kick()
     assert wait_for(lambda: len(w.latest().kick_times) == 2)
 
 

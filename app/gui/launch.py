@@ -24,11 +24,16 @@ def resolve_scenario(scenario: str | None):
     from ..scenario import load, preset_names
 
     if scenario is None:
-        from .settings import last_scenario
+        from .settings import last_preset, last_scenario
 
         last = last_scenario()
         if last is not None:
-            return last, None
+            name = last_preset()
+            try:  # the preset's name again, if the preset is still what was run
+                same = name in preset_names() and load(name) == last
+            except ParameterError:
+                same = False
+            return last, name if same else None
         scenario = DEFAULT_PRESET
     sc = load(scenario)
     text = str(scenario)

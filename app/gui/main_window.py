@@ -637,4 +637,5 @@ class MainWindow(QMainWindow):
                 stored.setValue(keys.LAST_SCENARIO, dumps(sc))
             except (ValueError, TypeError):
                 pass
+            stored.setValue(keys.LAST_PRESET, self.panel.preset_name or "")
         stored.sync()

@@ -31,10 +31,11 @@ from PyQt5.QtWidgets import (
     QWidget,
 )
 
-from ..physics.body import equivalent_box_size
+from ..physics.body import equivalent_box_size, has_intermediate_axis
 from ..physics.errors import ParameterError
 from ..physics.integrators import DESCRIPTIONS, INTEGRATORS
 from ..scenario import SHAPES, BodySpec, LoadSpec, Scenario, SolverSpec, load, preset_names
+from ..scenario.schema import MAX_MAGNITUDE
 from ..simulation import check_runnable
 from ..scene.style import AXIS_HEX
 
@@ -84,6 +85,8 @@ class NumberField(QLineEdit):
             raise ParameterError(self.field, text, "be a number") from None
         if not math.isfinite(v):
             raise ParameterError(self.field, text, "be finite")
+        if abs(v) > MAX_MAGNITUDE:  # the rule of scenario files
+            raise ParameterError(self.field, text, f"be at most {MAX_MAGNITUDE:g} in magnitude")
         return v
 
 
@@ -117,6 +120,7 @@ class ParameterPanel(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
         self._scenario: Scenario | None = None
+        self._scenario_preset: str | None = None
         self._filling = False
         self._all_fields: list[NumberField] = []
         outer = QVBoxLayout(self)
@@ -314,6 +318,11 @@ class ParameterPanel(QWidget):
     # ------------------------------------------------------------------ filling
 
     @property
+    def preset_name(self) -> str | None:
+        """The preset the running scenario is, unedited, or None."""
+        return self._scenario_preset
+
+    @property
     def scenario(self) -> Scenario | None:
         """The last applied (running) scenario."""
         return self._scenario
@@ -321,6 +330,7 @@ class ParameterPanel(QWidget):
     def set_scenario(self, sc: Scenario, preset: str | None = None) -> None:
         """Show ``sc`` as the running scenario (no signal emitted)."""
         self._scenario = sc
+        self._scenario_preset = preset
         self._filling = True
         try:
             idx = self.preset.findText(preset) if preset else -1
@@ -494,6 +504,7 @@ class ParameterPanel(QWidget):
             self.moments.setText(f"principal moments: — ({err.field} not valid yet)")
             return
         moments, axes = body.principal()
+        distinct = has_intermediate_axis(moments)
         rows = []
         for k in range(3):
             a = axes[:, k]
@@ -502,9 +513,10 @@ class ParameterPanel(QWidget):
                 along = f"<span style='color:{AXIS_HEX[j]}'>{'−' if a[j] < 0 else ''}body {'xyz'[j]}</span>"
             else:
                 along = "[" + ", ".join(f"{x:.2f}" for x in a) + "]"
-            mark = " ← <b>intermediate</b> (unstable)" if k == 1 else ""
+            mark = " ← <b>intermediate</b> (unstable)" if k == 1 and distinct else ""
             rows.append(f"I{k + 1} = {moments[k]:.4g} along {along}{mark}")
-        self.moments.setText("principal moments (kg m²):<br>" + "<br>".join(rows))
+        note = "" if distinct else "<br>two moments are equal: a symmetric body, no intermediate axis to flip about"
+        self.moments.setText("principal moments (kg m²):<br>" + "<br>".join(rows) + note)
 
     # ------------------------------------------------------------------ collecting
 
@@ -579,8 +591,7 @@ class ParameterPanel(QWidget):
     def revert(self) -> None:
         """Back to the running scenario's values."""
         if self._scenario is not None:
-            preset = self.preset.currentText()
-            self.set_scenario(self._scenario, preset=preset if preset != CUSTOM_PRESET else None)
+            self.set_scenario(self._scenario, preset=self._scenario_preset)
 
     def _show_error(self, err: ParameterError) -> None:
         self.error.setText(f"Not applied: {err}. The simulation keeps its previous parameters.")

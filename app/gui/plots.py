@@ -156,12 +156,15 @@ class PlotsPanel(pg.GraphicsLayoutWidget):
 def _span(*arrays, pad: float = 0.08, top: float = 0.32) -> tuple[float, float]:
     """(low, high) of the values, padded; the ``top`` band is left free for the legend; a flat
     curve gets a small band around it."""
-    lo = min(float(np.nanmin(a)) for a in arrays)
-    hi = max(float(np.nanmax(a)) for a in arrays)
-    if not (np.isfinite(lo) and np.isfinite(hi)):
+    finite = [np.asarray(a)[np.isfinite(a)] for a in arrays]
+    finite = [a for a in finite if a.size]
+    if not finite:  # nothing drawn yet, or a run that left the finite world
         return (-1.0, 1.0)
+    lo = min(float(np.min(a)) for a in finite)
+    hi = max(float(np.max(a)) for a in finite)
     width = hi - lo
     if width <= 1e-12 * max(abs(lo), abs(hi)) or width == 0.0:
-        width = max(abs(hi), 1e-30) * 0.1 or 1.0
+        # a flat curve: a band of 10% around it, or +-1 around zero (no 2e-31 ticks)
+        width = abs(hi) * 0.1 if abs(hi) > 1e-300 else 1.0
         return (lo - width, hi + 4 * width)
     return (lo - pad * width, hi + top * width)

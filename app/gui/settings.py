@@ -10,6 +10,7 @@ APPLICATION = "tumble"
 GEOMETRY = "window/geometry"
 WINDOW_STATE = "window/state"
 LAST_SCENARIO = "scenario/last_toml"
+LAST_PRESET = "scenario/last_preset"
 SPEED = "playback/speed"
 FOLLOW = "view/follow"
 TRAIL = "view/trail"
@@ -20,6 +21,11 @@ PLOT_WINDOW = "view/plot_window"
 def open_settings() -> QSettings:
     """The app's settings store (tests redirect it with ``QSettings.setPath``)."""
     return QSettings(QSettings.IniFormat, QSettings.UserScope, ORGANIZATION, APPLICATION)
+
+
+def last_preset() -> str | None:
+    """The preset name of the last scenario, if it was an unedited preset."""
+    return open_settings().value(LAST_PRESET, "", type=str) or None
 
 
 def last_scenario():

@@ -56,7 +56,7 @@ MAX_BATCH_STEPS = 20000
 RATE_WINDOW_S = 1.0
 #: one "step" command advances this much wall time at the current speed (one display frame)
 STEP_FRAME_S = 1.0 / 30.0
-#: a default kick's angular impulse, as a fraction of |L| (small: a stable spin stays stable)
+#: a default kick changes omega by this fraction of |omega| (small: a stable spin stays stable)
 KICK_FRACTION = 0.15
 #: playback speed limits (multiples of real time)
 MIN_SPEED, MAX_SPEED = 0.1, 10.0
@@ -140,17 +140,19 @@ def predicted_period(scenario: Scenario, w_body=None) -> float | None:
 
 
 def default_kick(scenario: Scenario, w_body: np.ndarray) -> np.ndarray:
-    """A small angular impulse (body frame): ``KICK_FRACTION |L|`` along the principal axis
-    least aligned with omega, so it tips the spin instead of speeding it up."""
+    """A small angular impulse J (body frame) that adds ``KICK_FRACTION |omega|`` of spin
+    about the principal axis least aligned with omega, so it tips the spin instead of
+    speeding it up: J = I (dw), whatever the moments (a share of |L| about a small moment
+    would tilt a spin by 40 degrees)."""
     body = scenario.rigid_body
     _, axes = body.principal()
     w = np.asarray(w_body, dtype=float)
-    L_norm = float(np.linalg.norm(body.inertia @ w))
-    if L_norm == 0.0:
+    rate = float(np.linalg.norm(w))
+    if rate == 0.0:
         # nothing spinning: knock it about the intermediate axis at 1 rad/s
         return body.inertia @ axes[:, 1]
     alignment = np.abs(w @ axes)
-    return KICK_FRACTION * L_norm * axes[:, int(np.argmin(alignment))]
+    return body.inertia @ (KICK_FRACTION * rate * axes[:, int(np.argmin(alignment))])
 
 
 class SimulationWorker(threading.Thread):

@@ -78,6 +78,7 @@ def test_space_pauses_and_plays_step_reset_and_kick(open_window, qtbot):
     ("mass", "-1", "body.mass must be a finite number > 0"),
     ("mass", "heavy", "must be a number"),
     ("dt", "0", "solver.dt must be a finite number > 0"),
+    ("mass", "1e200", "body.mass must be at most 1e+100 in magnitude"),
 ])
 def test_an_invalid_edit_is_refused_inline_and_the_run_goes_on(open_window, qtbot, field, text, message):
     window = open_window("t-handle")
@@ -173,7 +174,8 @@ def test_closing_stops_the_worker_and_saves_the_last_scenario(open_window, qtbot
     assert not worker.is_alive()
     assert not window.frame_timer.isActive()
     sc, preset = resolve_scenario(None)
-    assert sc.name == "Boxes simple" and preset is None
+    # an unedited preset comes back under its name, so the picker does not say "(edited)"
+    assert sc.name == "Boxes simple" and preset == "boxes-simple"
 
 
 def test_a_mesh_preset_draws_its_own_surface(open_window, qtbot):
@@ -186,3 +188,31 @@ def test_a_mesh_preset_draws_its_own_surface(open_window, qtbot):
     assert drawn.n_cells == len(body.mesh_faces)
     assert window.panel.shape.currentText() == "mesh" and "tennis-racket.stl" in window.panel.mesh_label.text()
     assert window.panel.apply()  # the unchanged panel builds a runnable mesh scenario
+
+
+def test_a_spin_past_the_divergence_limit_is_refused_inline(open_window, qtbot):
+    window = open_window("t-handle")
+    before = latest(window).scenario
+    window.panel.omega[0].setText("2e6")
+    assert not window.panel.apply()
+    assert "initial.angular_velocity must have a magnitude <= 1e+06 rad/s" in window.panel.error.text()
+    assert latest(window).scenario is before
+
+
+def test_revert_brings_back_the_values_and_the_preset_name(open_window):
+    window = open_window("boxes-complex", paused=True)
+    window.panel.mass.setText("3")
+    window.panel.mass.textEdited.emit("3")
+    assert window.panel.preset.currentText() == "(edited)"
+    window.panel.revert()
+    assert window.panel.mass.text() == "10"
+    assert window.panel.preset.currentText() == "boxes-complex"
+
+
+def test_a_symmetric_body_has_no_intermediate_axis_marked(open_window):
+    window = open_window("symmetric-top", paused=True)
+    text = window.panel.moments.text()
+    assert "intermediate" not in text.replace("no intermediate axis", "")
+    assert "symmetric" in text
+    window.load_preset("t-handle")
+    assert "<b>intermediate</b>" in window.panel.moments.text()
