@@ -144,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--integrators", nargs=2, type=_integrator, metavar=("A", "B"),
                    help="--view compare: the two integrators (default semi-implicit-euler splitting)")
     e.add_argument("--dts", nargs=2, type=_positive("--dts"), metavar=("DT_A", "DT_B"),
-                   help="--view compare: the two steps (s; default the scenario's dt, or --dt)")
+                   help="--view compare: the two steps (s; default --dt, else 0.01 or the scenario's dt if coarser)")
     e.add_argument("--progress-json", action="store_true", help=argparse.SUPPRESS)
 
     g = sub.add_parser("gui", help="open the app window")
@@ -461,7 +461,8 @@ def cmd_export(args) -> int:
         from .simulation.compare import make_pair
 
         try:
-            pair = make_pair(sc, args.integrators or (None, None), args.dts or (None, None))
+            steps = args.dts or ((args.dt, args.dt) if args.dt is not None else (None, None))
+            pair = make_pair(sc, args.integrators or (None, None), steps)
         except ParameterError as err:
             raise UsageError(f"--{'dts' if err.field.endswith('dt') else 'integrators'}: {err}") from None
 

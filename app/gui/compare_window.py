@@ -308,11 +308,13 @@ class CompareWindow(QMainWindow):
         bar.addStretch(1)
         lay.addLayout(bar)
         lay.addWidget(self.plots, 1)
-        self.summary = QLabel("&nbsp;")
+        self.summary = QLabel("&nbsp;<br>&nbsp;")
         self.summary.setTextFormat(Qt.RichText)
         self.summary.setContentsMargins(8, 2, 8, 4)
         self.summary.setToolTip("Drift at the newest sample of each side, signed: + means gained")
-        # a new text must not resize the label: that would lay out and repaint the plots too
+        # one line a side, at a fixed height: a new text must not resize the label (that
+        # would lay out and repaint the plots too), and a narrow pane wraps instead of clipping
+        self.summary.setWordWrap(True)
         self.summary.setFixedHeight(self.summary.sizeHint().height())
         self.summary.setSizePolicy(QSizePolicy.Ignored, QSizePolicy.Fixed)
         lay.addWidget(self.summary)
@@ -713,7 +715,7 @@ class CompareWindow(QMainWindow):
         for side, color, snap in zip(SIDES, SIDE_COLORS, snaps):
             parts.append(f"<span style='color:{color}'><b>{side}</b></span> ΔE/E₀ {snap.E_drift:+.2e}, "
                          f"Δ|L|/|L₀| {snap.L_norm_drift:+.2e}")
-        self.summary.setText("&nbsp;&nbsp;&nbsp;".join(parts))
+        self.summary.setText("<br>".join(parts))
         self.play_action.setText("Pause" if running else "Play")
 
     @property

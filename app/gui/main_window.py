@@ -73,6 +73,8 @@ SPEED_TICKS_PER_DECADE = 50
 WORKER_START_FALLBACK_MS = 3000
 #: how long a status-bar message (a file written) stays (ms)
 STATUS_MESSAGE_MS = 8000
+#: the parameter dock's width at start (px); a layout the user saved wins
+DOCK_WIDTH = 380
 #: default window size (px)
 DEFAULT_SIZE = (1440, 900)
 
@@ -149,6 +151,8 @@ class MainWindow(QMainWindow):
         self.dock.setWidget(self.panel)
         self.dock.setMinimumWidth(300)
         self.addDockWidget(Qt.LeftDockWidgetArea, self.dock)
+        # its contents' size hint would take 540 px and push the plots off a 1280 px window
+        self.resizeDocks([self.dock], [DOCK_WIDTH], Qt.Horizontal)
 
         # --- the worker
         speed = min(max(stored.value(keys.SPEED, 1.0, type=float), MIN_SPEED), MAX_SPEED)

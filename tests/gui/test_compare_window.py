@@ -104,7 +104,7 @@ def test_choosers_restart_both_sides_and_refuse_a_bad_step(open_compare, qtbot):
     # both restarted (A with its own, unchanged, parameters), so they start together
     qtbot.waitUntil(lambda: all(s.run_id != r for s, r in zip(snaps(window), runs)), timeout=WAIT_MS)
     assert snaps(window)[0].scenario.solver.integrator == "semi-implicit-euler"
-    qtbot.waitUntil(lambda: window.scene.labels[1] == "B: rk4\ndt 1 ms", timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.scene.labels[1] == "B: rk4\ndt 10 ms", timeout=WAIT_MS)
     before = [s.scenario for s in snaps(window)]
     field = window.dt_fields[0]
     field.setFocus()
