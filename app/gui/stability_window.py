@@ -13,8 +13,8 @@ Why the click runs the spin in a scene *beside* the map rather than in a new mai
 someone reading a map clicks one point after another (the unstable axis, a point beside
 it, a stable axis) and wants to see each answer at once, next to the place clicked, with
 omega's path drawn over the map as it wanders. A window per click would pile up and hide
-the map. The full main view, with its panel and plots, is one button away ("Open in main
-view"), and takes the spin last clicked.
+the map. The full main view, with its panel and plots, is a double click away (or the "Open
+in main view" button, which takes the spin last clicked).
 """
 
 from __future__ import annotations
@@ -452,6 +452,8 @@ class StabilityWindow(QMainWindow):
         lon, lat = p.x(), p.y()
         if -180.0 <= lon <= 180.0 and -90.0 <= lat <= 90.0:
             self.select_point(lon, lat)
+            if event.double():  # a double click takes that spin on into a main window
+                self.open_in_main_view()
 
     def select_point(self, lon: float, lat: float) -> np.ndarray:
         """Run the spin at a map point (degrees): the nearest lattice direction's initial

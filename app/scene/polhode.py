@@ -13,7 +13,7 @@ import pyvista as pv
 
 from ..physics.body import Body
 from . import meshes
-from .style import AXIS_COLORS, BACKGROUND, BACKGROUND_TOP, OMEGA_COLOR, TEXT_COLOR, TRAIL_COLOR
+from .style import AXIS_COLORS, BACKGROUND, BACKGROUND_TOP, OMEGA_COLOR, TEXT_COLOR, TRAIL_COLOR, use_font_file
 
 #: points kept in the polhode polyline (history samples, newest last)
 POLHODE_POINTS = 3000
@@ -86,9 +86,11 @@ class PolhodeScene:
                                                       lighting=False, **add)
         dot = pv.Sphere(radius=0.045 * self.scale, theta_resolution=12, phi_resolution=8)
         self._actors["omega"] = self.plotter.add_mesh(dot, color=OMEGA_COLOR, lighting=False, **add)
-        self.title = title = ("polhodes on the energy ellipsoid (body axes): separatrices red, omega yellow"
-                              if self.family else "polhode: omega on the energy ellipsoid (body axes)")
-        self._actors["label"] = self.plotter.add_text(title, position="upper_left", font_size=9, color=TEXT_COLOR)
+        self.title = title = ("polhodes on the energy ellipsoid (body axes):\nseparatrices red, ω the orange dot"
+                              if self.family else "polhode: ω on the energy ellipsoid (body axes)")
+        label = self.plotter.add_text(title, position="upper_left", font_size=11, color=TEXT_COLOR)
+        use_font_file(label.GetTextProperty())  # VTK's own fonts have no ω
+        self._actors["label"] = label
         self.set_omega(w0)
         self.reset_camera()
 

@@ -106,6 +106,17 @@ def test_open_in_main_view_takes_the_chosen_spin(open_stability, qtbot):
     main.close()
 
 
+def test_a_double_click_on_the_map_loads_that_spin_into_a_main_window(open_stability, qtbot):
+    window = open_stability()
+    qtbot.mouseDClick(window.map_widget.viewport(), Qt.LeftButton, pos=window.map_to_widget(90.0, 10.0))
+    qtbot.waitUntil(lambda: len(window.main_windows) == 1, timeout=WAIT_MS)
+    main = window.main_windows[0]
+    qtbot.addWidget(main)
+    w0 = window.result.smap.initial_omega(window.selected_index)
+    assert np.allclose(main.worker.latest().scenario.angular_velocity, w0)
+    main.close()
+
+
 def test_closing_while_computing_stops_the_job_and_the_worker(open_stability):
     window = open_stability(directions=20000, duration=120.0, wait_map=False)
     job, worker = window.job, window.worker
