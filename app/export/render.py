@@ -123,7 +123,7 @@ class SceneRenderer:
         self.window = self.plotter.render_window
         self.window.SetMultiSamples(0)
         self.scene = RigidBodyScene(self.plotter, follow=True, trail=True,
-                                    legend=self.width >= LEGEND_MIN_WIDTH, frame_width=True)
+                                    legend=self.width >= LEGEND_MIN_WIDTH)
         self._background = _gradient_layer(self.plotter)
         self.scene.set_body(scenario.rigid_body, center=scenario.initial_state.c, w0=scenario.angular_velocity)
         self.speed = float(speed)

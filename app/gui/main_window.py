@@ -19,7 +19,7 @@ import traceback
 from pathlib import Path
 
 import numpy as np
-from PyQt5.QtCore import QByteArray, Qt, QTimer, pyqtSignal
+from PyQt5.QtCore import QByteArray, QEvent, Qt, QTimer, pyqtSignal
 from PyQt5.QtGui import QKeySequence
 from PyQt5.QtWidgets import (
     QAction,
@@ -115,6 +115,7 @@ class MainWindow(QMainWindow):
         # --- central area: scene | (plots over polhode)
         self.scene_view = QtInteractor(self, multi_samples=0, auto_update=False)
         self.scene_view.setMinimumSize(360, 300)
+        self.scene_view.installEventFilter(self)  # a resize re-fits an untouched camera
         self.scene = self._make_scene(self.scene_view, follow=stored.value(keys.FOLLOW, True, type=bool),
                                       trail=stored.value(keys.TRAIL, True, type=bool))
         self.ghost = ExactGhost(self._make_ghost_scene(self.scene_view), parent=self,
@@ -183,6 +184,18 @@ class MainWindow(QMainWindow):
         self._first_frame_timer = QTimer(self)
         self._first_frame_timer.setSingleShot(True)
         self._first_frame_timer.timeout.connect(lambda: self.first_frame_drawn.emit(self.first_frame_time))
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
+        """The scene view was resized (GUI thread): once VTK has the new size, fit the
+        camera to it, unless the user has moved the camera since it was last fitted."""
+        if watched is self.scene_view and event.type() == QEvent.Resize:
+            QTimer.singleShot(0, self._fit_camera)
+        return False
+
+    def _fit_camera(self) -> None:
+        fit = getattr(self.scene, "fit_to_view", None)
+        if fit is not None and not self._closing:
+            fit()
 
     def _start_worker(self) -> None:
         """Start the simulation thread once (GUI thread)."""

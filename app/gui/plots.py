@@ -43,8 +43,10 @@ class PlotsPanel(pg.GraphicsLayoutWidget):
         self.L_plot = self.addPlot(row=0, col=0)
         self.w_plot = self.addPlot(row=1, col=0)
         self.d_plot = self.addPlot(row=2, col=0)
-        self._setup(self.L_plot, "Angular momentum L, world frame", "L (kg m²/s)")
-        self._setup(self.w_plot, "Angular velocity ω, body frame", "ω (rad/s)")
+        # units in the titles: the vertical labels stay short enough for pyqtgraph's
+        # "(x1e-06)" multiplier to fit beside a short plot (the Poinsot view's)
+        self._setup(self.L_plot, "Angular momentum L, world frame (kg m²/s)", "L")
+        self._setup(self.w_plot, "Angular velocity ω, body frame (rad/s)", "ω")
         self._setup(self.d_plot, "Relative drift since t₀ (or the last kick)", "drift")
         self.d_plot.setLabel("bottom", "simulation time t", units="s")
         for p in (self.L_plot, self.w_plot):

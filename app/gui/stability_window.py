@@ -126,6 +126,8 @@ class StabilityWindow(QMainWindow):
         configure_pyqtgraph()
         self.persist = persist
         self.base = scenario
+        #: the scenario of the spin chosen last (the base until a point is clicked)
+        self.chosen = scenario
         self.frames_drawn = 0
         self.first_frame_time: float | None = None
         self.result = None
@@ -476,6 +478,7 @@ class StabilityWindow(QMainWindow):
         sc = self.base.replace(name=f"{self.base.name} (from the stability map)",
                                angular_velocity=tuple(float(x) for x in w0))
         self.worker.apply(sc)
+        self.chosen = sc  # the worker takes it at its next step; a main window needs it now
         self._show_selection(w0)
         self._show_info()
         self.error_label.setText("")
@@ -495,10 +498,10 @@ class StabilityWindow(QMainWindow):
         self.worker.set_speed(speed)
 
     def open_in_main_view(self):
-        """Open a main window on the spin running beside the map (it stays open on its own)."""
+        """Open a main window on the spin chosen last (it stays open on its own)."""
         from .main_window import MainWindow
 
-        window = MainWindow(self.worker.latest().scenario, persist=self.persist)
+        window = MainWindow(self.chosen, persist=self.persist)
         window.setAttribute(Qt.WA_DeleteOnClose)
         self.main_windows.append(window)
         window.destroyed.connect(lambda *_a, w=window: self.main_windows.remove(w) if w in self.main_windows else None)

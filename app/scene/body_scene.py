@@ -36,7 +36,7 @@ from .style import (
 )
 
 #: arrow lengths, in body radii
-ARROW_LENGTH = 2.1
+ARROW_LENGTH = 1.7
 #: body axes drawn this far from the centre, in body radii
 AXES_LENGTH = 1.3
 #: the trail's tip sits this far out along the intermediate axis, in body radii
@@ -48,7 +48,7 @@ GRID_HALF_CELLS = 12
 GRID_DEPTH = 1.8
 #: the camera starts far enough back that a sphere of this radius (in body radii) about
 #: the body fits the view: the arrows (ARROW_LENGTH) with their heads and a margin
-FRAMED_RADII = 2.3
+FRAMED_RADII = 1.9
 #: the vertical view angle (degrees) and the viewing direction at start
 VIEW_ANGLE = 30.0
 CAMERA_DIRECTION = (1.0, -1.35, 0.75)
@@ -104,11 +104,9 @@ class RigidBodyScene:
     """
 
     def __init__(self, plotter, *, follow: bool = True, trail: bool = True, legend: bool = True,
-                 gradient: bool = False, frame_width: bool = False):
+                 gradient: bool = False):
         self.plotter = plotter
-        #: fit the arrows across the width too, not only the height: for a fixed frame
-        #: (an export) that nobody can zoom out of; a window keeps the body large
-        self.frame_width = frame_width
+        self._fitted_offset = None  # camera position - focal point as last fitted
         self.follow = follow
         self._trail_on = trail
         self._legend_on = legend
@@ -186,17 +184,27 @@ class RigidBodyScene:
         center = self._focus if center is None else np.asarray(center, dtype=float)
         d = np.asarray(CAMERA_DIRECTION, dtype=float)
         d /= np.linalg.norm(d)
+        # the arrows fit across the narrower of the view's two directions
         half = math.radians(VIEW_ANGLE / 2)
-        if self.frame_width:
-            width, height = self.plotter.window_size
-            half = min(half, math.atan(math.tan(half) * width / max(height, 1)))
+        width, height = self.plotter.window_size
+        if width > 1 and height > 1:  # a view not laid out yet: the height only, re-fitted on resize
+            half = min(half, math.atan(math.tan(half) * width / height))
         cam = self.plotter.camera
         cam.focal_point = tuple(center)
         cam.position = tuple(center + FRAMED_RADII * self.radius / math.sin(half) * d)
         cam.up = (0.0, 0.0, 1.0)
         cam.view_angle = VIEW_ANGLE
         self._focus = center.copy()
+        self._fitted_offset = np.subtract(cam.position, cam.focal_point)
         self.plotter.reset_camera_clipping_range()
+
+    def fit_to_view(self) -> None:
+        """Fit the camera to the view's new shape (after a resize), unless the user has
+        turned or zoomed it since the last fit (following the body moves both ends alike)."""
+        cam = self.plotter.camera
+        offset = np.subtract(cam.position, cam.focal_point)
+        if self._fitted_offset is not None and np.allclose(offset, self._fitted_offset, rtol=1e-9, atol=0.0):
+            self.reset_camera()
 
     # ------------------------------------------------------------------ toggles
 
