@@ -7,6 +7,7 @@ the rule), 1 a run that failed on its own (divergence, a disk that filled up).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -14,6 +15,8 @@ import sys
 from pathlib import Path
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+#: what a shell reports for a process killed by SIGPIPE (128 + 13)
+EXIT_BROKEN_PIPE = 141
 
 
 
@@ -566,8 +569,13 @@ def main(argv=None) -> int:
     except DivergenceError as err:
         print(f"tumble: {err}", file=sys.stderr)
         return EXIT_FAILED
+    except BrokenPipeError:  # the reader went away (tumble presets | head -1): nothing to say
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except OSError as err:
-        print(f"tumble: error: {err.strerror or err} ({getattr(err, 'filename', '') or ''})", file=sys.stderr)
+        where = f" ({err.filename})" if getattr(err, "filename", None) else ""
+        print(f"tumble: error: {err.strerror or err}{where}", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:
         print("tumble: interrupted", file=sys.stderr)
