@@ -121,8 +121,8 @@ class MainWindow(QMainWindow):
         self.ghost = ExactGhost(self._make_ghost_scene(self.scene_view), parent=self,
                                 checked=stored.value(keys.GHOST, False, type=bool))
         self.ghost.toggled.connect(self._ghost_toggled)
-        self.legend = self._legend_overlay(self.scene_view,
-                                           getattr(self.scene, "legend_rows", LEGEND) + self.ghost.legend_rows)
+        self._legend_rows = getattr(self.scene, "legend_rows", LEGEND) + self.ghost.legend_rows
+        self.legend = self._legend_overlay(self.scene_view, self._legend_rows)
         self.scene_view.add_axes(color="#c9d1d9", line_width=2, labels_off=False)
         self.plots = PlotsPanel()
         self.polhode_view = QtInteractor(self, multi_samples=0, auto_update=False)
@@ -228,10 +228,19 @@ class MainWindow(QMainWindow):
         self.scene.set_pose(s.c, s.q, s.w, snap.L, trail_q=trail_q, trail_c=trail_c)
 
     @staticmethod
-    def _legend_overlay(parent, legend=LEGEND) -> QLabel:
+    def _legend_html(legend, loaded: bool = False) -> str:
+        """The key's rows; with applied torques or forces L is not fixed in space, and the
+        key says so instead."""
+        def say(text):
+            return text.replace("(fixed in space)", "(turned by the applied loads)") if loaded else text
+
+        rows = "".join(f"<tr><td style='color:{color}'>■</td><td>&nbsp;{say(text)}</td></tr>" for text, color in legend)
+        return f"<table cellspacing='0' cellpadding='1'>{rows}</table>"
+
+    @classmethod
+    def _legend_overlay(cls, parent, legend=LEGEND) -> QLabel:
         """The colour key as a Qt label over the scene: crisp text, no render cost."""
-        rows = "".join(f"<tr><td style='color:{color}'>■</td><td>&nbsp;{text}</td></tr>" for text, color in legend)
-        label = QLabel(f"<table cellspacing='0' cellpadding='1'>{rows}</table>", parent)
+        label = QLabel(cls._legend_html(legend), parent)
         label.setStyleSheet("QLabel { background: rgba(22, 25, 30, 190); color: #c9d1d9; border-radius: 4px;"
                             " padding: 5px; font-size: 8pt; }")
         label.setAttribute(Qt.WA_TransparentForMouseEvents)
@@ -583,6 +592,8 @@ class MainWindow(QMainWindow):
                             reset_camera=old is None or old.body != sc.body or old.position != sc.position)
         self.plots.clear_curves()
         self._shown_run = None
+        self.legend.setText(self._legend_html(self._legend_rows, loaded=bool(sc.loads)))
+        self.legend.adjustSize()
 
     def _refresh_plots(self, snap) -> None:
         window = self.plots.window_s

@@ -216,3 +216,11 @@ def test_a_symmetric_body_has_no_intermediate_axis_marked(open_window):
     assert "symmetric" in text
     window.load_preset("t-handle")
     assert "<b>intermediate</b>" in window.panel.moments.text()
+
+
+def test_the_key_says_when_l_is_not_fixed_in_space(open_window, qtbot):
+    window = open_window("t-handle", paused=True)
+    qtbot.waitUntil(lambda: "fixed in space" in window.legend.text(), timeout=WAIT_MS)
+    window.load_preset("rocket-top")  # two thrusters: a torque turns L
+    qtbot.waitUntil(lambda: "turned by the applied loads" in window.legend.text(), timeout=WAIT_MS)
+    assert "fixed in space" not in window.legend.text()
