@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 #: body x, y, z (and the plot curves of x, y, z components): muted red, green, blue (RGB 0-1)
 AXIS_COLORS = ((0.90, 0.36, 0.33), (0.40, 0.78, 0.42), (0.30, 0.58, 0.95))
 #: brightness of a face whose normal points along the negative axis
@@ -25,6 +27,7 @@ BACKGROUND_TOP = "#2b313b"
 TEXT_COLOR = "#c9d1d9"
 
 
+@functools.lru_cache(maxsize=1)
 def text_font_file() -> str | None:
     """DejaVu Sans, as matplotlib ships it (so VTK text can draw ω, ², ₀), or None.
 
