@@ -80,7 +80,10 @@ def _integrator(text):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     p = _Parser(prog="tumble", description="Free rigid-body rotation: watch it, measure it, export it.")
+    p.add_argument("--version", action="version", version=f"tumble {__version__}")
     sub = p.add_subparsers(dest="command", parser_class=_Parser)
 
     s = sub.add_parser("simulate", help="simulate a scenario headless and write its trajectory")
@@ -278,6 +281,11 @@ def cmd_presets(args) -> int:
     from .scenario import presets
 
     rows = presets()
+    if not rows:
+        from .scenario.files import PRESETS_DIR
+
+        print(f"tumble: no presets found in {PRESETS_DIR} (a broken install: reinstall tumble)", file=sys.stderr)
+        return EXIT_FAILED
     width = max(len(n) for n, _ in rows)
     for name, desc in rows:
         print(f"{name:<{width}}  {desc}")

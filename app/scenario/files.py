@@ -1,7 +1,13 @@
-"""Scenario files: presets shipped in ``resources/scenarios``, TOML parsing and writing."""
+"""Scenario files: presets shipped in ``resources/scenarios``, TOML parsing and writing.
+
+``resources/`` sits at the top of the repository and is installed as the package data
+``app/resources`` (``pyproject.toml`` maps it), so the presets are found the same way in a
+wheel, an editable install and a source checkout.
+"""
 
 from __future__ import annotations
 
+import importlib.resources
 import sys
 from pathlib import Path
 
@@ -16,7 +22,18 @@ from ..atomic import write_text
 from ..physics.errors import ParameterError
 from .schema import Scenario, from_dict, to_dict
 
-PRESETS_DIR = Path(__file__).resolve().parents[2] / "resources" / "scenarios"
+
+
+def _resources_dir() -> Path:
+    """The shipped resources: ``app/resources`` in an installed wheel, else a checkout's ``resources/``."""
+    installed = Path(str(importlib.resources.files("app").joinpath("resources")))
+    if (installed / "scenarios").is_dir():
+        return installed
+    return Path(__file__).resolve().parents[2] / "resources"
+
+
+RESOURCES_DIR = _resources_dir()
+PRESETS_DIR = RESOURCES_DIR / "scenarios"
 
 
 def preset_names() -> list[str]:
