@@ -27,7 +27,7 @@ ROWS = (
      "observed: between the last two flips)"),
     ("polhode_period", "polhode period", "s",
      "Period of ω in the body frame, twice the flip period (closed form: 4 K / λ; observed: between the "
-     "last two upward zero crossings of the intermediate-axis component of ω)"),
+     "last two zero crossings in the same direction of the intermediate-axis component of ω)"),
     ("growth_rate", "growth rate σ", "1/s",
      "Near the intermediate axis a deviation grows as e^(σt), σ = Ω₂ √((I₂−I₁)(I₃−I₂)/(I₁I₃)); observed: "
      "the slope of log tan(β/2), β the angle of L from that axis, over the run's first growth"),

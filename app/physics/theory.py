@@ -312,10 +312,11 @@ def _crossing_times(t, s, upward: bool) -> np.ndarray:
 
 def observed_polhode_periods(body: Body, t, w) -> np.ndarray:
     """Periods of omega measured from a run: the times between successive crossings of the
-    intermediate-axis component of omega through zero in the same direction.
+    intermediate-axis component of omega through zero in the same direction (upwards to
+    upwards, downwards to downwards), ordered by the time each period ends.
 
     That component is ``a2 sn(lam t + tau0)`` (Landau & Lifshitz, section 37): it crosses
-    zero upwards once per period on every orbit, and it is odd about each zero
+    zero once each way per period on every orbit, and it is odd about each zero
     (``sn(2jK + u) = +-sn(u)``), so the linear interpolation between samples h apart is
     wrong only at third order in h. Returns an empty array for a body without an
     intermediate axis or a run shorter than one period.
@@ -324,7 +325,13 @@ def observed_polhode_periods(body: Body, t, w) -> np.ndarray:
         return np.empty(0)
     t = np.asarray(t, dtype=float)
     s = np.asarray(w, dtype=float) @ body.intermediate_axis
-    return np.diff(_crossing_times(t, s, upward=True))
+    ends, periods = [], []
+    for upward in (True, False):
+        crossings = _crossing_times(t, s, upward)
+        ends.append(crossings[1:])
+        periods.append(np.diff(crossings))
+    order = np.argsort(np.concatenate(ends), kind="stable")
+    return np.concatenate(periods)[order]
 
 
 def observed_growth_rate(body: Body, t, w) -> float | None:

@@ -24,8 +24,8 @@ def test_t_handle_shows_predictions_and_observes_the_polhode_period(open_window,
         assert panel.cells[key][0].text() == _format(getattr(expected, key), unit)
     assert panel.cells["polhode_period"][0].text() == f"{expected.polhode_period:.6g} s"
 
-    # about two periods in (10x speed): the last two upward zero crossings of omega's
-    # intermediate component, 10 ms apart in the history, each off by at most
+    # one to two periods in (10x speed): the last two zero crossings in one direction of
+    # omega's intermediate component, samples 10 ms apart in the history, each off by at most
     # (lam^2 / 3) h^3 / (6 sqrt 3) by linear interpolation (sn is odd about its zeros);
     # rk4 at 1 ms adds ~1e-10
     qtbot.waitUntil(lambda: panel.observed["polhode_period"] is not None, timeout=WAIT_MS)
