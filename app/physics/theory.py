@@ -99,8 +99,9 @@ def growth_rate(moments, w_body) -> float | None:
     Euler's equations linearised about ``omega = Omega2 e2`` (principal moments
     I1 < I2 < I3): ``d1' = (I2 - I3)/I1 Omega2 d3``, ``d3' = (I1 - I2)/I3 Omega2 d1``, so
     ``d1'' = sigma^2 d1`` with ``sigma = |Omega2| sqrt((I2 - I1)(I3 - I2) / (I1 I3))``
-    (Landau & Lifshitz, *Mechanics*, section 37, problem 1; the same rate is lam of the
-    separatrix through ``Omega2 e2``). Omega2 is the initial rate about the intermediate
+    (the linear stability analysis of steady rotation about the intermediate axis, which
+    Landau & Lifshitz, *Mechanics*, section 37, show to be unstable; sigma is also lam of
+    the separatrix motion ``L^2 = 2 E I2`` through ``Omega2 e2`` there). Omega2 is the initial rate about the intermediate
     axis: the figure describes the motion only near that axis (a spin near the major or
     minor axis does not grow; its Omega2 is small and so is sigma).
 
