@@ -296,7 +296,7 @@ def inspect_dict(sc) -> dict:
     """The body report of ``tumble inspect`` (JSON-ready)."""
     import numpy as np
 
-    from .physics import diagnostics
+    from .physics import diagnostics, theory
     from .physics.analysis import predicted_flip_period
 
     body = sc.rigid_body
@@ -316,6 +316,7 @@ def inspect_dict(sc) -> dict:
         "L0": L0.tolist(),
         "E0": E0,
         "flip_period": predicted_flip_period(body, sc.angular_velocity),
+        **theory.predict(body, sc.angular_velocity, sc.applied_loads).as_dict(),
     }
 
 
@@ -341,6 +342,11 @@ def cmd_inspect(args) -> int:
     print(f"  E0                 {info['E0']:.9g} J")
     fp = info["flip_period"]
     print(f"  flip period        {'none (no flip)' if fp is None else f'{fp:.9g} s'}")
+    for key, label, unit in (("polhode_period", "polhode period", "s (omega repeats in the body)"),
+                             ("growth_rate", "growth rate", "1/s (near the intermediate axis)"),
+                             ("montgomery_phase", "Montgomery phase", "rad (turn about L per polhode period)")):
+        value = info[key]
+        print(f"  {label:<18} {'none' if value is None else f'{value:.9g} {unit}'}")
     return EXIT_OK
 
 

@@ -56,6 +56,7 @@ from .ghost import ExactGhost
 from .panel import ParameterPanel
 from .plots import DEFAULT_WINDOW, MAX_POINTS, WINDOWS, PlotsPanel
 from .theme import ERROR_TEXT, MUTED_TEXT, configure_pyqtgraph
+from .theory_panel import TheoryPanel
 
 #: display frame timer period (ms): ~60 Hz requested; the scene renders only on news
 FRAME_INTERVAL_MS = 16
@@ -154,6 +155,11 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.LeftDockWidgetArea, self.dock)
         # its contents' size hint would take 540 px and push the plots off a 1280 px window
         self.resizeDocks([self.dock], [DOCK_WIDTH], Qt.Horizontal)
+        self.theory = TheoryPanel()  # predicted / observed, under the parameters
+        self.theory_dock = QDockWidget("Theory: predicted / observed", self)
+        self.theory_dock.setObjectName("theory")
+        self.theory_dock.setWidget(self.theory)
+        self.addDockWidget(Qt.LeftDockWidgetArea, self.theory_dock)
 
         # --- the worker
         speed = min(max(stored.value(keys.SPEED, 1.0, type=float), MIN_SPEED), MAX_SPEED)
@@ -358,6 +364,7 @@ class MainWindow(QMainWindow):
         view = bar.addMenu("&View")
         view.addAction(self.camera_action)
         view.addAction(self.dock.toggleViewAction())
+        view.addAction(self.theory_dock.toggleViewAction())
         view.addAction(self.ghost.action)
         self.addAction(self.ghost.action)
 
@@ -620,6 +627,7 @@ class MainWindow(QMainWindow):
         period = snap.predicted_flip_period
         lab["period"].setText("predicted flip period " + ("—" if period is None else f"{period:.3f} s"))
         self.play_action.setText("Pause" if snap.running else "Play")
+        self.theory.refresh(snap, self.worker.history_since)
         muted = f"color: {MUTED_TEXT};"
         lab["rtf"].setStyleSheet("" if snap.running else muted)
 
