@@ -295,6 +295,7 @@ def _bad_meshes(folder):
     tri = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], dtype=float)
     trimesh.Trimesh(tri, [[0, 1, 2], [0, 2, 1]], process=False).export(folder / "two.ply")
     box.export(folder / "good.stl")
+    (folder / "folder.stl").mkdir()
     (folder / "notes.txt").write_text("not a mesh")
     (folder / "broken.stl").write_bytes(b"\x00" * 10)
 
@@ -317,6 +318,7 @@ RULES = [
     (['shape = "box"', 'mesh = "good.stl"', "mass = 1.0", "size = [1.0, 2.0, 3.0]"], "body.mesh", "only with"),
     (['shape = "mesh"', 'mesh = "open.stl"', "mass = 1.0"], "body.mesh", "closed (watertight)"),
     (['shape = "mesh"', 'mesh = "crossing.stl"', "mass = 1.0"], "body.mesh", "not intersect itself"),
+    (['shape = "mesh"', 'mesh = "folder.stl"', "mass = 1.0"], "body.mesh", "not a directory"),
     (['shape = "mesh"', 'mesh = "flat.ply"', "mass = 1.0"], "body.mesh", "volume > 0"),
     (['shape = "mesh"', 'mesh = "two.ply"', "mass = 1.0"], "body.mesh", "at least 4"),
 ]

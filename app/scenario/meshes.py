@@ -112,6 +112,8 @@ def load_mesh(path, unit: str = "m") -> MeshGeometry:
     if unit not in UNITS:
         raise ParameterError("unit", unit, "be one of " + " | ".join(UNITS))
     p = Path(path)
+    if p.is_dir():
+        raise ParameterError("mesh", str(path), f"be a mesh file, not a directory ({p.resolve()} is a directory)")
     if p.suffix.lower() not in MESH_SUFFIXES:
         raise ParameterError("mesh", str(path), "be an STL, OBJ or PLY file (.stl, .obj, .ply)")
     if not p.is_file():
