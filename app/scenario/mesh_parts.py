@@ -86,6 +86,8 @@ def solid(vertices, faces, where: Where = Where()) -> tuple[np.ndarray, np.ndarr
         the message says which part or edge.
     """
     v, f = weld(vertices, faces)
+    if not np.all(np.isfinite(v)):
+        raise where.refuse("have finite vertex coordinates")
     if len(f) < MIN_FACES:
         raise where.refuse(f"have at least {MIN_FACES} non-degenerate faces (a closed surface), it has {len(f)}")
     top = _topology(v, f, where)
@@ -110,10 +112,16 @@ def solid(vertices, faces, where: Where = Where()) -> tuple[np.ndarray, np.ndarr
     if top.n_parts == 1:
         return v, f
     f, owner = _cavities(v, f, top, volumes, lo, hi)
-    solids = np.unique(owner)
+    solids, solid_of_part = np.unique(owner, return_inverse=True)
     if len(solids) == 1 or not _boxes_meet(lo[solids], hi[solids]):
         return v, f  # one part with its cavities, or parts apart: the solid is their sum, exactly
-    return _union(v, f, [np.flatnonzero(np.isin(top.labels, np.flatnonzero(owner == p))) for p in solids], where)
+    return _union(v, f, _faces_of(solid_of_part[top.labels], len(solids)), where)
+
+
+def _faces_of(labels: np.ndarray, n: int) -> list:
+    """The faces with each label 0 .. n - 1, as n index arrays."""
+    order = np.argsort(labels, kind="stable")
+    return np.split(order, np.searchsorted(labels[order], np.arange(1, n)))
 
 
 def weld(vertices, faces) -> tuple[np.ndarray, np.ndarray]:
@@ -242,8 +250,12 @@ def _pair_around_edges(v, f, groups: np.ndarray, forward: np.ndarray, where: Whe
     e = v[hi] - v[lo]
     e /= np.linalg.norm(e, axis=1)[:, None]
     w = v[r] - v[lo][:, None, :]
-    w -= np.einsum("gcj,gj->gc", w, e)[:, :, None] * e[:, None, :]
-    u = w[:, 0] / np.linalg.norm(w[:, 0], axis=1)[:, None]
+    w -= np.einsum("gcj,gj->gc", w, e)[:, :, None] * e[:, None, :]  # across the edge, in each face
+    across = np.linalg.norm(w, axis=2)
+    flat = np.flatnonzero(np.any(across <= COINCIDENT_ANGLE * across.max(axis=1)[:, None], axis=1))
+    if len(flat):  # a face with no width across the edge has no direction round it
+        _refuse_non_manifold(v, lo[flat[0]], hi[flat[0]], c, where)
+    u = w[:, 0] / across[:, :1]
     t = np.cross(e, u)
     theta = np.arctan2(np.einsum("gcj,gj->gc", w, t), np.einsum("gcj,gj->gc", w, u))
     # cut the circle in the middle of its widest gap, so that no face sits at the cut
@@ -353,16 +365,16 @@ def _cavities(v, f, top: _Topology, volumes: np.ndarray, lo, hi) -> tuple[np.nda
         return f, owner
     outward = np.flatnonzero(volumes > 0)
     outward = outward[np.argsort(volumes[outward])]  # smallest first
+    faces = _faces_of(top.labels, top.n_parts)
     turn = []
     for c in inward:
-        faces_c = np.flatnonzero(top.labels == c)
-        probes = v[f[faces_c[np.linspace(0, len(faces_c) - 1, CAVITY_PROBES).astype(int)], 0]]
-        for p in outward:
-            if np.all(lo[p] <= lo[c]) and np.all(hi[c] <= hi[p]):
-                tri = v[f[top.labels == p]]
-                if np.median([winding_number(x, tri) for x in probes]) > 0.5:
-                    owner[c] = p
-                    break
+        probes = v[f[faces[c][np.linspace(0, len(faces[c]) - 1, CAVITY_PROBES).astype(int)], 0]]
+        around = outward[np.all(lo[outward] <= lo[c], axis=1) & np.all(hi[c] <= hi[outward], axis=1)]
+        for p in around:
+            tri = v[f[faces[p]]]
+            if np.median([winding_number(x, tri) for x in probes]) > 0.5:
+                owner[c] = p
+                break
         else:
             turn.append(c)
     if turn:
