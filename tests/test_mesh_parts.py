@@ -276,7 +276,7 @@ def test_a_triangle_soup_is_refused_as_open(tmp_path):
     assert res.returncode == 2 and res.stdout == ""
     (line,) = res.stderr.strip().splitlines()
     assert "body.mesh must be a closed (watertight) surface: 60000 edges belong to one face only" in line
-    assert "20000 of its 20000 parts" in line and "part 1 at the edge (" in line and " mm)" in line
+    assert "20000 of its 20000 parts" in line and "part 1 at the edge from (" in line and " mm)" in line
 
 
 def test_a_fin_on_an_edge_is_refused_naming_the_edge():
@@ -291,7 +291,7 @@ def test_a_fin_on_an_edge_is_refused_naming_the_edge():
     msg = str(err.value)
     pa, pb = (f"({', '.join(f'{x:g}' for x in box.vertices[i])}) m" for i in (a, b))
     assert msg.startswith("mesh must be the surface of a solid: 3 faces meet at the edge ")
-    assert {pa, pb} == set(msg.split("edge ")[1].split(" (a non")[0].split("-"))
+    assert {pa, pb} == set(msg.split("edge from ")[1].split(" (a non")[0].split(" to "))
 
 
 def test_a_one_sided_surface_is_refused():
@@ -318,7 +318,7 @@ def test_a_flat_part_is_refused_naming_it(tmp_path):
     parts = one_mesh(box_mesh(HEAD), flat)
     parts.vertices /= 1000.0  # mm -> m: measure takes metres and names points in the unit
     with pytest.raises(ParameterError, match=r"volume > 0 \(part 2 of 2 is flat or degenerate: \S+ m\^3 in the box "
-                                             r"\(50, 0, 0\) mm-\(51, 1, 0\) mm\)"):
+                                             r"from \(50, 0, 0\) mm to \(51, 1, 0\) mm\)"):
         measure(parts, unit="mm")
 
 

@@ -89,7 +89,8 @@ def solid(vertices, faces, where: Where = Where()) -> tuple[np.ndarray, np.ndarr
     if not np.all(np.isfinite(v)):
         raise where.refuse("have finite vertex coordinates")
     if len(f) < MIN_FACES:
-        raise where.refuse(f"have at least {MIN_FACES} non-degenerate faces (a closed surface), it has {len(f)}")
+        left = "" if len(f) == len(faces) else f" of its {len(faces)} once collapsed and coincident faces go"
+        raise where.refuse(f"have at least {MIN_FACES} non-degenerate faces (a closed surface), it has {len(f)}{left}")
     top = _topology(v, f, where)
     if len(top.open_half_edges):
         _refuse_open(v, f, top, where, fillable=True)
@@ -276,8 +277,8 @@ def _pair_around_edges(v, f, groups: np.ndarray, forward: np.ndarray, where: Whe
 
 
 def _refuse_non_manifold(v, a: int, b: int, c: int, where: Where):
-    raise where.refuse(f"be the surface of a solid: {c} faces meet at the edge {where.point(v[a])}-{where.point(v[b])} "
-                       "(a non-manifold edge)")
+    raise where.refuse(f"be the surface of a solid: {c} faces meet at the edge from {where.point(v[a])} to "
+                       f"{where.point(v[b])} (a non-manifold edge)")
 
 
 def _refuse_open(v, f, top: _Topology, where: Where, fillable: bool) -> None:
@@ -291,7 +292,8 @@ def _refuse_open(v, f, top: _Topology, where: Where, fillable: bool) -> None:
     p, q = v[f[first // 3, first % 3]], v[f[first // 3, (first % 3 + 1) % 3]]
     raise where.refuse(f"be a closed (watertight) surface: {len(he)} edges belong to one face only, in "
                        f"{len(open_parts)} of its {top.n_parts} parts (part {top.labels[first // 3] + 1} at the "
-                       f"edge {where.point(p)}-{where.point(q)}); hole filling closes only holes of 3 or 4 edges")
+                       f"edge from {where.point(p)} to {where.point(q)}); hole filling closes only holes of 3 or 4 "
+                       "edges")
 
 
 def _wind_consistently(f: np.ndarray, top: _Topology, where: Where) -> np.ndarray:
@@ -352,7 +354,7 @@ def _refuse_flat(top: _Topology, volumes: np.ndarray, lo: np.ndarray, hi: np.nda
     if len(flat):
         k = flat[0]
         raise where.refuse(f"enclose a volume > 0 (part {k + 1} of {top.n_parts} is flat or degenerate: "
-                           f"{abs(volumes[k]):.3g} m^3 in the box {where.point(lo[k])}-{where.point(hi[k])})")
+                           f"{abs(volumes[k]):.3g} m^3 in the box from {where.point(lo[k])} to {where.point(hi[k])})")
 
 
 def _cavities(v, f, top: _Topology, volumes: np.ndarray, lo, hi) -> tuple[np.ndarray, np.ndarray]:
