@@ -75,8 +75,8 @@ def solid(vertices, faces, where: Where = Where()) -> tuple[np.ndarray, np.ndarr
     closed, consistently wound surface (the edges say which faces belong together); the solid
     is the union of the parts, each with its cavities, computed by manifold3d in double
     precision (``Mesh64``), so touching or overlapping boxes measure exactly, to round-off.
-    A single closed part comes back welded (vertices in their first-use order, so a clean
-    mesh keeps its own arrays); several parts that touch or overlap come back as their union.
+    A single closed part, or parts apart, come back welded (a clean mesh keeps its own
+    arrays); parts that touch or overlap come back as their union.
 
     Raises
     ------
@@ -130,7 +130,7 @@ def weld(vertices, faces) -> tuple[np.ndarray, np.ndarray]:
     collapse onto an edge dropped, and coincident faces cancelled: a face and its reverse (the
     wall between two touching parts) both go, repeats of a face count once.
 
-    Vertices keep the order of their first use, so a clean mesh comes back unchanged.
+    Vertices keep their order, so a clean mesh comes back unchanged.
     """
     v = np.asarray(vertices, dtype=np.float64) + 0.0  # -0.0 becomes 0.0
     group, first = _same_rows(v)
