@@ -3,7 +3,6 @@ every rule of the loader (through ``load`` and through ``tumble inspect``)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import subprocess
@@ -15,12 +14,7 @@ import trimesh
 
 from app.physics.errors import ParameterError
 from app.scenario import dumps, load, loads_toml, save
-from app.scenario.meshes import (
-    body_from_geometry,
-    find_self_intersections,
-    measure,
-    mesh_body,
-)
+from app.scenario.meshes import body_from_geometry, measure, mesh_body
 
 #: relative agreement of trimesh's integrals with the closed forms: both are exact for
 #: polyhedra, so only round-off separates them (sums over 12-24 faces of products of
@@ -201,17 +195,13 @@ def test_safe_repairs_fix_inverted_winding(tmp_path):
     assert inverted.volume < 0
     body = body_from_geometry(measure(inverted), mass=1.0)
     assert rel_err(body.inertia, box_inertia(1.0, BOX_EDGES)) <= EXACT_RTOL
-    # faces wound inconsistently (half of them flipped): trimesh re-winds them when its
-    # optional networkx is there; without it the refusal says so
+    # faces wound inconsistently (half of them flipped): re-wound (with scipy; trimesh's own
+    # re-winding needed networkx, and the test then allowed a refusal without it)
     mixed = mesh.faces.copy()
     mixed[::2] = mixed[::2, ::-1]
     mixed_mesh = trimesh.Trimesh(mesh.vertices, mixed, process=False)
-    if importlib.util.find_spec("networkx") is not None:
-        body = body_from_geometry(measure(mixed_mesh), mass=1.0)
-        assert rel_err(body.inertia, box_inertia(1.0, BOX_EDGES)) <= EXACT_RTOL
-    else:
-        with pytest.raises(ParameterError, match="wound consistently.*networkx"):
-            measure(mixed_mesh)
+    body = body_from_geometry(measure(mixed_mesh), mass=1.0)
+    assert rel_err(body.inertia, box_inertia(1.0, BOX_EDGES)) <= EXACT_RTOL
 
 
 # ----------------------------------------------------------------- file coordinates and presets
@@ -281,20 +271,22 @@ def test_saving_elsewhere_keeps_the_mesh_found(tmp_path, root):
 
 
 def _bad_meshes(folder):
-    """Files for the geometric rules: open, self-intersecting, flat, too few faces."""
+    """Files for the geometric rules: open, non-manifold, flat, too few faces, a directory."""
     box = trimesh.creation.box(extents=[1.0, 1.0, 1.0])
     # a hole bigger than the triangle or quad trimesh fills: a cylinder without its top cap
     cylinder = trimesh.creation.cylinder(radius=0.5, height=1.0, sections=16)
     keep = cylinder.face_normals[:, 2] < 0.5
     trimesh.Trimesh(cylinder.vertices, cylinder.faces[keep], process=False).export(folder / "open.stl")
-    other = box.copy()
-    other.apply_translation([0.5, 0.3, 0.2])
-    trimesh.util.concatenate([box, other]).export(folder / "crossing.stl")
+    # a triangle hanging from one of the box's edges: three faces meet at that edge
+    a, b = box.faces[0][:2]
+    trimesh.Trimesh(np.vstack([box.vertices, [[2.0, 2.0, 2.0]]]), np.vstack([box.faces, [[b, a, 8]]]),
+                    process=False).export(folder / "fin.stl")
     flat = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], dtype=float)
     trimesh.Trimesh(flat, [[0, 1, 2], [0, 2, 3], [0, 3, 1], [1, 3, 2]], process=False).export(folder / "flat.ply")
     tri = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], dtype=float)
     trimesh.Trimesh(tri, [[0, 1, 2], [0, 2, 1]], process=False).export(folder / "two.ply")
     box.export(folder / "good.stl")
+    (folder / "folder.stl").mkdir()
     (folder / "notes.txt").write_text("not a mesh")
     (folder / "broken.stl").write_bytes(b"\x00" * 10)
 
@@ -316,7 +308,8 @@ RULES = [
     (['shape = "mesh"', 'mesh = "good.stl"', "mass = 1.0", "size = [1.0, 2.0, 3.0]"], "body.size", "mesh"),
     (['shape = "box"', 'mesh = "good.stl"', "mass = 1.0", "size = [1.0, 2.0, 3.0]"], "body.mesh", "only with"),
     (['shape = "mesh"', 'mesh = "open.stl"', "mass = 1.0"], "body.mesh", "closed (watertight)"),
-    (['shape = "mesh"', 'mesh = "crossing.stl"', "mass = 1.0"], "body.mesh", "not intersect itself"),
+    (['shape = "mesh"', 'mesh = "fin.stl"', "mass = 1.0"], "body.mesh", "3 faces meet at the edge"),
+    (['shape = "mesh"', 'mesh = "folder.stl"', "mass = 1.0"], "body.mesh", "not a directory"),
     (['shape = "mesh"', 'mesh = "flat.ply"', "mass = 1.0"], "body.mesh", "volume > 0"),
     (['shape = "mesh"', 'mesh = "two.ply"', "mass = 1.0"], "body.mesh", "at least 4"),
 ]
@@ -356,18 +349,13 @@ def test_relative_mesh_is_found_beside_the_toml_not_the_current_folder(tmp_path,
     assert load(str(toml.relative_to(tmp_path))).rigid_body.mass == 1.0
 
 
-def test_self_intersection_finder():
-    sphere = trimesh.creation.icosphere(subdivisions=3)
-    assert len(find_self_intersections(sphere.vertices, sphere.faces)) == 0
+def test_parts_apart_are_one_body():
+    """Two closed parts apart are one rigid body. (This test also checked the hand-written
+    self-intersection finder, which found two overlapping boxes crossing; overlapping parts are
+    now united, see test_mesh_parts.py.)"""
     box = trimesh.creation.box(extents=[1.0, 1.0, 1.0])
-    apart, crossing = box.copy(), box.copy()
+    apart = box.copy()
     apart.apply_translation([2.0, 0.0, 0.0])
-    crossing.apply_translation([0.5, 0.3, 0.2])
     two = trimesh.util.concatenate([box, apart])
-    assert len(find_self_intersections(two.vertices, two.faces)) == 0
-    # two disjoint closed pieces are one rigid body: accepted
     body = body_from_geometry(measure(two), mass=2.0)
     assert abs(body.center_of_mass[0] - 1.0) < 1e-12
-    bad = trimesh.util.concatenate([box, crossing])
-    pairs = find_self_intersections(bad.vertices, bad.faces)
-    assert len(pairs) > 0 and np.all(pairs[:, 0] < 12) and np.all(pairs[:, 1] >= 12)
