@@ -92,7 +92,8 @@ def check_run_size(integrator: str, dt: float, duration: float, sample: float | 
     Steps are ``duration / min(dt, sample)`` times ``n_bodies``; samples ``duration / sample
     + 1`` times ``n_bodies`` (``sample`` defaults to dt). ``blame`` is the input the message
     asks to change: ``"step"`` (dt, or the sample interval where that is what is too small),
-    ``"duration"`` or ``"bodies"``; ``names`` maps ``"dt"``, ``"sample"``, ``"duration"`` and
+    ``"duration"`` or ``"bodies"`` (past the sample budget, a given ``sample`` is always the
+    one named, but for ``"bodies"``); ``names`` maps ``"dt"``, ``"sample"``, ``"duration"`` and
     ``"bodies"`` to the names the user knows them by. Arguments must already be finite and
     > 0. Raises :class:`ParameterError`.
     """
@@ -100,35 +101,35 @@ def check_run_size(integrator: str, dt: float, duration: float, sample: float | 
     dt, duration, n = float(dt), float(duration), int(n_bodies)
     given_sample = sample is not None
     sample = dt if sample is None else float(sample)
-    for_bodies = "" if n == 1 else f" for {n:,} bodies"
+    together = "" if n == 1 else f", {n:,} bodies stepped together"
 
     limit = max_steps(integrator)
     step = min(dt, sample)
     per_body = duration / step
     if per_body * n > limit * (1 + STEP_FIT_SLACK):
-        what = f"at most {limit:,} steps" + (f" of {integrator}" if limit != MAX_STEPS else "")
+        budget = f"a run of {integrator} takes at most {limit:,} steps" if limit != MAX_STEPS else \
+            f"a run takes at most {limit:,} steps"
         if blame == "bodies":
             raise ParameterError(names["bodies"], n, f"be <= {max(1, int(limit // per_body)):,} "
-                                 f"({what} in all, {per_body:.3g} for each)")
+                                 f"({budget} in all; here {per_body:.3g} for each)")
         if blame == "duration":
-            raise ParameterError(names["duration"], duration, f"be <= {limit * step / n:.3g} s "
-                                 f"({what}{for_bodies} of {step:.3g} s)")
+            raise ParameterError(names["duration"], duration, f"be <= {limit * step / n:.4g} s "
+                                 f"({budget}; here of {step:.4g} s{together})")
         role = "sample" if sample < dt else "dt"
         raise ParameterError(names[role], sample if role == "sample" else dt,
-                             f"be >= {duration * n / limit:.3g} s ({what}{for_bodies} over the duration "
-                             f"of {duration:g} s)")
+                             f"be >= {duration * n / limit:.4g} s ({budget}; here over {duration:g} s{together})")
 
     per_body = duration / sample + 1
     if per_body * n > MAX_SAMPLES * (1 + STEP_FIT_SLACK):
-        what = f"at most {MAX_SAMPLES:,} samples{for_bodies} (a run keeps them in memory)"
+        budget = f"a run keeps at most {MAX_SAMPLES:,} samples in memory"
         if blame == "bodies":
-            raise ParameterError(names["bodies"], n, f"be <= {max(1, int(MAX_SAMPLES // per_body)):,} ({what})")
-        if blame == "duration":
-            raise ParameterError(names["duration"], duration, f"be <= {(MAX_SAMPLES / n - 1) * sample:.3g} s "
-                                 f"({what}, one every {sample:.3g} s)")
+            raise ParameterError(names["bodies"], n, f"be <= {max(1, int(MAX_SAMPLES // per_body)):,} ({budget})")
+        if blame == "duration" and not given_sample:  # else the sample interval is the knob
+            raise ParameterError(names["duration"], duration, f"be <= {(MAX_SAMPLES / n - 1) * sample:.4g} s "
+                                 f"({budget}; here one every {sample:.4g} s{together})")
         role = "sample" if given_sample else "dt"
-        raise ParameterError(names[role], sample, f"be >= {duration * n / (MAX_SAMPLES - n):.3g} s "
-                             f"({what} over the duration of {duration:g} s)")
+        raise ParameterError(names[role], sample, f"be >= {duration * n / (MAX_SAMPLES - n):.4g} s "
+                             f"({budget}; here over {duration:g} s{together})")
 
 
 def splitting_order(moments) -> np.ndarray:
