@@ -246,8 +246,12 @@ class ProgressBar:
 
         self.stream = stream or sys.stderr
         self.enabled = hasattr(self.stream, "isatty") and self.stream.isatty()
+        try:  # a terminal that reports no size (a fresh pseudo-terminal) gets 80 x 24
+            columns, rows = os.get_terminal_size(self.stream.fileno()) if self.enabled else (0, 0)
+        except (OSError, ValueError, AttributeError):
+            columns, rows = 0, 0
         self._bar = tqdm(total=self.STEPS, desc=label, file=self.stream, disable=not self.enabled,
-                         dynamic_ncols=True, leave=True,
+                         ncols=min(columns or 80, 100), nrows=rows or 24, leave=True,
                          bar_format="{desc} {percentage:5.1f}%|{bar}| {elapsed}<{remaining} {postfix}")
 
     def __call__(self, fraction: float, note: str = "") -> None:
@@ -294,7 +298,7 @@ def _with_solver(sc, args, keys=("integrator", "dt", "duration")):
         if "duration" in changes and "dt" not in changes:
             raise ParameterError("--duration", solver.duration, f"be >= the scenario's step dt ({solver.dt:g} s)")
         raise ParameterError("--dt", solver.dt, f"be <= the duration ({solver.duration:g} s)")
-    check_run_size(solver.integrator, solver.dt, solver.duration, names=names,
+    check_run_size(solver.integrator, solver.dt, solver.duration, names=names, samples=False,
                    blame="duration" if "duration" in changes and "dt" not in changes else "step")
     try:
         return sc.replace(solver=solver)

@@ -68,16 +68,17 @@ STEP_FIT_SLACK = 1e-9
 MAX_STEPS = 100_000_000
 #: dop853 steps in Python through scipy, about 70 us each: at least duration / dt of them
 MAX_STEPS_DOP853 = 1_000_000
-#: most samples one run may return, times the bodies: ``tumble simulate`` peaks at about
-#: 0.5 KB a sample (0.8 KB with every ``--outputs`` group; measured), so about 1 GB at most
+#: most samples one run may return after its first, times the bodies: ``tumble simulate``
+#: peaks at about 0.5 KB a sample (0.8 KB with every ``--outputs`` group; measured), so
+#: about 1 GB at most
 MAX_SAMPLES = 1_000_000
 #: scipy's DOP853 raises a smaller rtol to 100 machine epsilon, with a warning
 MIN_RTOL = 100 * float(np.finfo(float).eps)
 #: most steps between two re-orthonormalisations of ``rotmat-euler`` (0 means never)
 MAX_REORTHO_EVERY = MAX_STEPS
-#: most body-steps one call of the compiled kernels takes (0.3 to 2 s here): between two
+#: most body-steps one call of the compiled kernels takes (0.1 to 0.5 s here): between two
 #: calls progress is reported and Ctrl+C is noticed
-STEPS_PER_CALL = 2_000_000
+STEPS_PER_CALL = 500_000
 
 
 def max_steps(integrator: str) -> int:
@@ -86,11 +87,13 @@ def max_steps(integrator: str) -> int:
 
 
 def check_run_size(integrator: str, dt: float, duration: float, sample: float | None = None,
-                   n_bodies: int = 1, blame: str = "step", names: dict | None = None) -> None:
+                   n_bodies: int = 1, blame: str = "step", names: dict | None = None,
+                   samples: bool = True) -> None:
     """Refuse, before any work, a run past the step or the sample budget.
 
-    Steps are ``duration / min(dt, sample)`` times ``n_bodies``; samples ``duration / sample
-    + 1`` times ``n_bodies`` (``sample`` defaults to dt). ``blame`` is the input the message
+    Steps are ``duration / min(dt, sample)`` times ``n_bodies``; samples ``duration / sample``
+    (after the initial one) times ``n_bodies`` (``sample`` defaults to dt), checked only if
+    ``samples`` (a scenario alone keeps none: the window's history is bounded). ``blame`` is the input the message
     asks to change: ``"step"`` (dt, or the sample interval where that is what is too small),
     ``"duration"`` or ``"bodies"`` (past the sample budget, a given ``sample`` is always the
     one named, but for ``"bodies"``); ``names`` maps ``"dt"``, ``"sample"``, ``"duration"`` and
@@ -119,16 +122,16 @@ def check_run_size(integrator: str, dt: float, duration: float, sample: float | 
         raise ParameterError(names[role], sample if role == "sample" else dt,
                              f"be >= {duration * n / limit:.4g} s ({budget}; here over {duration:g} s{together})")
 
-    per_body = duration / sample + 1
-    if per_body * n > MAX_SAMPLES * (1 + STEP_FIT_SLACK):
+    per_body = duration / sample
+    if samples and per_body * n > MAX_SAMPLES * (1 + STEP_FIT_SLACK):
         budget = f"a run keeps at most {MAX_SAMPLES:,} samples in memory"
         if blame == "bodies":
             raise ParameterError(names["bodies"], n, f"be <= {max(1, int(MAX_SAMPLES // per_body)):,} ({budget})")
         if blame == "duration" and not given_sample:  # else the sample interval is the knob
-            raise ParameterError(names["duration"], duration, f"be <= {(MAX_SAMPLES / n - 1) * sample:.4g} s "
+            raise ParameterError(names["duration"], duration, f"be <= {MAX_SAMPLES / n * sample:.4g} s "
                                  f"({budget}; here one every {sample:.4g} s{together})")
         role = "sample" if given_sample else "dt"
-        raise ParameterError(names[role], sample, f"be >= {duration * n / (MAX_SAMPLES - n):.4g} s "
+        raise ParameterError(names[role], sample, f"be >= {duration * n / MAX_SAMPLES:.4g} s "
                              f"({budget}; here over {duration:g} s{together})")
 
 

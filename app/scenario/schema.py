@@ -152,7 +152,7 @@ class SolverSpec:
         except ParameterError as err:
             raise err.prefixed("solver") from None
         # the same step budget as every run (simulate, export, the window's worker)
-        check_run_size(self.integrator, self.dt, self.duration, names=SOLVER_NAMES)
+        check_run_size(self.integrator, self.dt, self.duration, names=SOLVER_NAMES, samples=False)
 
     @property
     def options(self) -> dict:

@@ -227,12 +227,22 @@ TEXT_COLUMNS = (
     ("batch M/s", "batch_body_steps_per_s", "{:.3g}"),
 )
 TEXT_LEGEND = (
-    "angle: orientation error (rad), ω: omega error (rad/s), c: centre-of-mass error (m), all the largest "
-    "over the run against the exact solution; E drift, L drift: largest relative drift of the energy and "
+    "angle: orientation error (rad), ω: omega error (rad/s), c: centre-of-mass error (m), the largest "
+    "over the run against the reference (the exact solution; DOP853 at rtol "
+    f"{REFERENCE_RTOL:g} where torques act, and for exact itself); E drift, L drift: largest relative drift of the energy and "
     "of the world angular momentum; ms/sim s: wall milliseconds per simulated second, best of "
     f"{TIMING_REPEATS}; batch M/s: million body-steps per second with {BATCH_BODIES} bodies. "
     "--wide prints every figure, --json the rows."
 )
+
+
+#: widest figure of :func:`text_table` (characters)
+CELL_WIDTH = 7
+
+
+def _fit(text: str, value: float) -> str:
+    """``text``, or ``value`` with no decimals if a three-digit exponent makes it too wide."""
+    return text if len(text) <= CELL_WIDTH else f"{value:.0e}"
 
 
 def text_table(rows: list[dict], width: int = TEXT_WIDTH) -> str:
@@ -250,7 +260,7 @@ def text_table(rows: list[dict], width: int = TEXT_WIDTH) -> str:
             for _, key, fmt in TEXT_COLUMNS:
                 val = r.get(key, math.nan)
                 scale = 1e3 if key == "wall_per_sim_s" else 1e-6 if key == "batch_body_steps_per_s" else 1.0
-                cells.append("-" if not math.isfinite(val) else fmt.format(val * scale))
+                cells.append("-" if not math.isfinite(val) else _fit(fmt.format(val * scale), val * scale))
             if "error" in r:
                 notes.append(f"[{len(notes) + 1}] {r['integrator']}, dt {r['dt']:g}: {r['error']}")
                 cells[2] = f"n/a [{len(notes)}]"
