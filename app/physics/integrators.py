@@ -95,8 +95,8 @@ def check_run_size(integrator: str, dt: float, duration: float, sample: float | 
     (after the initial one) times ``n_bodies`` (``sample`` defaults to dt), checked only if
     ``samples`` (a scenario alone keeps none: the window's history is bounded). ``blame`` is the input the message
     asks to change: ``"step"`` (dt, or the sample interval where that is what is too small),
-    ``"duration"`` or ``"bodies"`` (past the sample budget, a given ``sample`` is always the
-    one named, but for ``"bodies"``); ``names`` maps ``"dt"``, ``"sample"``, ``"duration"`` and
+    ``"duration"`` or ``"bodies"`` (a given ``sample`` is named instead of the duration when
+    it is what makes the run too long or too large); ``names`` maps ``"dt"``, ``"sample"``, ``"duration"`` and
     ``"bodies"`` to the names the user knows them by. Arguments must already be finite and
     > 0. Raises :class:`ParameterError`.
     """
@@ -115,7 +115,7 @@ def check_run_size(integrator: str, dt: float, duration: float, sample: float | 
         if blame == "bodies":
             raise ParameterError(names["bodies"], n, f"be <= {max(1, int(limit // per_body)):,} "
                                  f"({budget} in all; here {per_body:.3g} for each)")
-        if blame == "duration":
+        if blame == "duration" and not (given_sample and sample < dt):  # else the sample is the knob
             raise ParameterError(names["duration"], duration, f"be <= {limit * step / n:.4g} s "
                                  f"({budget}; here of {step:.4g} s{together})")
         role = "sample" if sample < dt else "dt"
