@@ -324,7 +324,7 @@ def test_a_run_split_into_many_kernel_calls_is_the_same_run(monkeypatch):
 
 def test_dop853_stops_at_its_step_budget(monkeypatch):
     sc = load("boxes-complex")
-    monkeypatch.setattr(integrators, "MAX_STEPS_DOP853", 10)  # duration / dt = 4: accepted up front
+    monkeypatch.setattr(integrators, "MAX_STEPS_DOP853", 5)  # duration / dt = 4: accepted up front
     with pytest.raises(DivergenceError, match="DOP853 took more than 10 steps"):
         simulate(sc.model, sc.initial_state, "dop853", 0.1, 0.4, rtol=2.3e-14, atol=1e-16, sample=0.4)
 

@@ -62,11 +62,12 @@ STEP_FIT_SLACK = 1e-9
 # refused at once with the limit named, never after minutes or gigabytes.
 
 #: most steps one run may take, counted over all the bodies stepped together (a stability
-#: map steps thousands): the compiled methods take 0.13 us (rk4) to 0.9 us (midpoint) per
-#: body-step here, so the largest run lasts about 15 s to 1.5 min, with progress shown.
+#: map steps thousands): the largest run took 13 s with rk4 and 52 s with midpoint here
+#: (``tumble simulate boxes-complex --duration 1e5 --sample 100``), with progress shown.
 #: ``exact`` counts duration / dt too: the window advances it dt at a time.
 MAX_STEPS = 100_000_000
-#: dop853 steps in Python through scipy, about 70 us each: at least duration / dt of them
+#: dop853 steps in Python through scipy, at least duration / dt of them: 1e6 took 64 s here.
+#: A run stops at twice this many, where its tolerances force steps far below dt
 MAX_STEPS_DOP853 = 1_000_000
 #: most samples one run may return after its first, times the bodies: ``tumble simulate``
 #: peaks at about 0.5 KB a sample (0.8 KB with every ``--outputs`` group; measured), so
@@ -403,7 +404,7 @@ def _run_dop853(model, rows0, times, dt, rtol, atol, t0) -> np.ndarray:
         """Crosses zero downwards when some |omega| passes OMEGA_LIMIT (solve_ivp calls an
         event once after every accepted step, so the calls also count the steps)."""
         steps[0] += 1
-        if steps[0] > MAX_STEPS_DOP853:  # its tolerances ask for steps far below dt
+        if steps[0] > 2 * MAX_STEPS_DOP853:  # its tolerances ask for steps far below dt
             raise _TooManySteps(_t)
         w = y.reshape(n, 13)[:, 10:13]
         margin = limit2 - float(np.max(np.sum(w * w, axis=1)))
@@ -417,8 +418,8 @@ def _run_dop853(model, rows0, times, dt, rtol, atol, t0) -> np.ndarray:
             rtol=rtol, atol=atol, max_step=dt, events=runaway,
         )
     except _TooManySteps as stop:
-        raise DivergenceError(t0 + stop.t, MAX_STEPS_DOP853,
-                              f"DOP853 took more than {MAX_STEPS_DOP853:,} steps (rtol and atol ask for steps "
+        raise DivergenceError(t0 + stop.t, 2 * MAX_STEPS_DOP853,
+                              f"DOP853 took more than {2 * MAX_STEPS_DOP853:,} steps (rtol and atol ask for steps "
                               f"far below dt here: loosen them)") from None
     if sol.status == 1:  # the event ended the run
         raise DivergenceError(t0 + float(sol.t_events[0][0]), max(1, steps[0] - 1),
