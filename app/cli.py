@@ -15,6 +15,17 @@ import re
 import sys
 from pathlib import Path
 
+from .cli_support import (
+    ProgressBar,
+    check_out,
+    nonnegative,
+    number_flag,
+    parse_point,
+    positive,
+    whole,
+    with_solver_flags,
+)
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 #: what a shell reports for a process killed by SIGPIPE (128 + 13)
 EXIT_BROKEN_PIPE = 141
@@ -39,81 +50,6 @@ class _Parser(argparse.ArgumentParser):
         # argparse quotes what it could not take ("invalid choice: 'xxx...'"): cut it
         message = re.sub(r"'[^']{%d,}'" % (MAX_VALUE_CHARS + 1), lambda m: shorten(m.group(0)), message)
         raise UsageError(shorten(message if rest.startswith("-") and sep else f"{self.prog}: {message}", 1000))
-
-
-# ------------------------------------------------------------------ numbers
-
-#: a plain decimal number: ASCII digits with an optional sign, point and exponent. float()
-#: alone would also take "1_000", digits of other scripts, spaces, "inf" and "nan"
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
-_WHOLE = re.compile(r"[+-]?[0-9]+", re.ASCII)
-#: longest number text read (a longer one is refused before any conversion)
-MAX_NUMBER_CHARS = 40
-#: what a number on the command line must look like, in the words of a refusal
-PLAIN = "(written in ASCII digits with an optional sign, point and exponent)"
-
-
-def parse_number(text: str, flag: str, rule: str, whole: bool = False):
-    """The one place the command line reads a number.
-
-    ``text`` must be a plain decimal number (a whole one if ``whole``), finite and at most
-    1e100 in magnitude like every number in a scenario file. Returns a float (an int if
-    ``whole``); raises :class:`ParameterError` ``"{flag} must {rule}, got {text}"``.
-    """
-    from .physics.errors import ParameterError
-    from .scenario.schema import MAX_MAGNITUDE
-
-    text = str(text)
-    if len(text) > MAX_NUMBER_CHARS or not (_WHOLE if whole else _NUMBER).fullmatch(text):
-        raise ParameterError(flag, text, f"{rule} {PLAIN}")
-    value = int(text) if whole else float(text)
-    if not math.isfinite(value) or abs(value) > MAX_MAGNITUDE:
-        raise ParameterError(flag, text, f"{rule}, at most {MAX_MAGNITUDE:g} in magnitude")
-    return value
-
-
-def _number_type(flag: str, rule: str, accept=lambda value: True, whole: bool = False):
-    """An argparse ``type`` reading ``flag`` with :func:`parse_number` and ``accept``."""
-    from .physics.errors import ParameterError
-
-    def parse(text):
-        try:
-            value = parse_number(text, flag, rule, whole)
-            if not accept(value):
-                raise ParameterError(flag, text, rule)
-        except ParameterError as err:
-            raise argparse.ArgumentTypeError(str(err)) from None
-        return value
-    return parse
-
-
-def _positive(flag):
-    return _number_type(flag, "be a finite number > 0", lambda v: v > 0)
-
-
-def _nonnegative(flag):
-    return _number_type(flag, "be a finite number >= 0", lambda v: v >= 0)
-
-
-def _whole(flag, lowest, highest):
-    return _number_type(flag, f"be a whole number from {lowest:,} to {highest:,}",
-                        lambda v: lowest <= v <= highest, whole=True)
-
-
-def _number(flag):
-    """A number whose range the command checks later (the export plan's rules)."""
-    return _number_type(flag, "be a number")
-
-
-def parse_point(text: str, flag: str = "--point") -> list:
-    """``X,Y,Z``: three plain numbers (m), each at most 1e100 in magnitude."""
-    from .physics.errors import ParameterError
-
-    parts = str(text).split(",")
-    rule = "be three numbers x,y,z (m)"
-    if len(parts) != 3:
-        raise ParameterError(flag, text, rule)
-    return [parse_number(part, flag, rule) for part in parts]
 
 
 def _integrator(text):
@@ -145,9 +81,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("scenario", help="preset name or TOML file")
     s.add_argument("--integrator", type=_integrator, metavar="NAME",
                    help=_integrator_help("integrator (default: the scenario's)"))
-    s.add_argument("--dt", type=_positive("--dt"), help="step (s); for dop853 the largest step")
-    s.add_argument("--duration", type=_positive("--duration"), help="simulated time (s)")
-    s.add_argument("--sample", type=_positive("--sample"), help="output interval (s), default dt")
+    s.add_argument("--dt", type=positive("--dt"), help="step (s); for dop853 the largest step")
+    s.add_argument("--duration", type=positive("--duration"), help="simulated time (s)")
+    s.add_argument("--sample", type=positive("--sample"), help="output interval (s), default dt")
     s.add_argument("--out", required=True, help="FILE.csv or FILE.npz")
     s.add_argument("--outputs", metavar="LIST",
                    help="extra column groups, Exudyn names: AngularVelocity, Rotation, RotationMatrix, "
@@ -166,7 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("scenarios", nargs="*", help="presets or TOML files (default: boxes-simple boxes-complex)")
     b.add_argument("--integrators", nargs="+", type=_integrator, metavar="NAME",
                    help=_integrator_help("integrators to measure (default: all)"))
-    b.add_argument("--dt", nargs="+", type=_positive("--dt"), metavar="S",
+    b.add_argument("--dt", nargs="+", type=positive("--dt"), metavar="S",
                    help="steps to test (default 0.01 0.005 0.0025 0.001)")
     b.add_argument("--json", action="store_true", help="print rows as a JSON list (or the GUI figures)")
     b.add_argument("--wide", action="store_true",
@@ -174,15 +110,15 @@ def build_parser() -> argparse.ArgumentParser:
                         "scenario in 100 columns")
     b.add_argument("--out", help="folder for bench.csv and the work-precision plot")
     b.add_argument("--gui", action="store_true", help="measure the real window instead")
-    b.add_argument("--seconds", type=_positive("--seconds"), default=60.0, help="GUI bench length (s)")
-    b.add_argument("--speed", type=_positive("--speed"), default=1.0, help="GUI bench playback speed")
+    b.add_argument("--seconds", type=positive("--seconds"), default=60.0, help="GUI bench length (s)")
+    b.add_argument("--speed", type=positive("--speed"), default=1.0, help="GUI bench playback speed")
     b.add_argument("--view", default="main", help="GUI bench: the view measured (default main)")
 
     st = sub.add_parser("stability", help="map how far omega wanders, for spin axes all over the sphere")
     st.add_argument("scenario", help="preset name or TOML file (its body and |omega| are used)")
-    st.add_argument("--directions", type=_whole("--directions", 1, MAX_DIRECTIONS), metavar="N",
+    st.add_argument("--directions", type=whole("--directions", 1, MAX_DIRECTIONS), metavar="N",
                     help=f"initial spin axes, a Fibonacci lattice in body axes (default {DEFAULT_DIRECTIONS})")
-    st.add_argument("--duration", type=_positive("--duration"), metavar="S",
+    st.add_argument("--duration", type=positive("--duration"), metavar="S",
                     help=f"simulated time per direction (s, default {DEFAULT_DURATION:g})")
     st.add_argument("--out", required=True, help="FILE.npz (arrays) or FILE.png (latitude-longitude map)")
 
@@ -191,13 +127,13 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--out", required=True,
                    help="FILE.mp4 (H.264), FILE.gif, FILE.png (FILE_0000.png, FILE_0001.png, ... beside it), "
                         "or data: FILE.csv / FILE.npz (trajectory, one row per frame), FILE.toml (the scenario)")
-    e.add_argument("--fps", metavar="N", type=_number("--fps"),
+    e.add_argument("--fps", metavar="N", type=number_flag("--fps"),
                    help="frames per second, 1 to 240 (default 30; 20 for a GIF)")
-    e.add_argument("--duration", metavar="S", type=_number("--duration"),
+    e.add_argument("--duration", metavar="S", type=number_flag("--duration"),
                    help="clip length in seconds of video (default 10, or less if the scenario's run ends sooner)")
-    e.add_argument("--start", metavar="S", default=0.0, type=_number("--start"),
+    e.add_argument("--start", metavar="S", default=0.0, type=number_flag("--start"),
                    help="simulated time of the first frame (s, default 0)")
-    e.add_argument("--speed", metavar="X", default=1.0, type=_number("--speed"),
+    e.add_argument("--speed", metavar="X", default=1.0, type=number_flag("--speed"),
                    help="simulated seconds per second of video: 0.25 slow motion, 4 time-lapse (default 1)")
     e.add_argument("--size", metavar="WxH", help="frame size in pixels, even (default 1280x720; 640x360 for a GIF)")
     e.add_argument("--with-plots", action="store_true", help="the plots of L, omega and the drifts beside the scene")
@@ -206,14 +142,14 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--title", metavar="TEXT", help="title text (default the scenario's name)")
     e.add_argument("--integrator", type=_integrator, metavar="NAME",
                    help=_integrator_help("integrator (default: the scenario's)"))
-    e.add_argument("--dt", type=_positive("--dt"), help="step (s); for dop853 the largest step")
+    e.add_argument("--dt", type=positive("--dt"), help="step (s); for dop853 the largest step")
     e.add_argument("--view", choices=EXPORT_VIEWS, default="main",
                    help="what is drawn: main (the body), poinsot, or compare (two integrators side by side, "
                         "with --integrators/--dts; default main)")
     e.add_argument("--integrators", nargs=2, type=_integrator, metavar=("A", "B"),
                    help=_integrator_help("--view compare: the two integrators (default semi-implicit-euler "
                                          "splitting)"))
-    e.add_argument("--dts", nargs=2, type=_positive("--dts"), metavar=("DT_A", "DT_B"),
+    e.add_argument("--dts", nargs=2, type=positive("--dts"), metavar=("DT_A", "DT_B"),
                    help="--view compare: the two steps (s; default --dt, else 0.01 or the scenario's dt if coarser)")
     e.add_argument("--progress-json", action="store_true", help=argparse.SUPPRESS)
 
@@ -222,91 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--paused", action="store_true")
     g.add_argument("--view", default="main")
     g.add_argument("--screenshot", metavar="FILE", help="save a PNG of the window and exit")
-    g.add_argument("--quit-after", type=_nonnegative("--quit-after"), metavar="S",
+    g.add_argument("--quit-after", type=nonnegative("--quit-after"), metavar="S",
                    help="seconds of wall time before the screenshot/exit")
     return p
-
-
-# ------------------------------------------------------------------ helpers
-
-
-class ProgressBar:
-    """Progress of a long command on stderr (tqdm), drawn only when stderr is a terminal,
-    so that a refusal or a failure in a script is still the one line it prints.
-
-    Call it with the fraction done (0 to 1) and a note; use it as a context manager so
-    the bar is closed before an error or "interrupted" is printed.
-    """
-
-    #: steps of the bar (the fraction is shown to 0.1%)
-    STEPS = 1000
-
-    def __init__(self, label: str, stream=None):
-        from tqdm import tqdm
-
-        self.stream = stream or sys.stderr
-        self.enabled = hasattr(self.stream, "isatty") and self.stream.isatty()
-        try:  # a terminal that reports no size (a fresh pseudo-terminal) gets 80 x 24
-            columns, rows = os.get_terminal_size(self.stream.fileno()) if self.enabled else (0, 0)
-        except (OSError, ValueError, AttributeError):
-            columns, rows = 0, 0
-        self._bar = tqdm(total=self.STEPS, desc=label, file=self.stream, disable=not self.enabled,
-                         ncols=min(columns or 80, 100), nrows=rows or 24, leave=True,
-                         bar_format="{desc} {percentage:5.1f}%|{bar}| {elapsed}<{remaining} {postfix}")
-
-    def __call__(self, fraction: float, note: str = "") -> None:
-        if not self.enabled:
-            return
-        self._bar.n = int(round(self.STEPS * min(max(float(fraction), 0.0), 1.0)))
-        if note:
-            self._bar.set_postfix_str(note[:40], refresh=False)
-        self._bar.refresh()
-
-    def close(self) -> None:
-        self._bar.close()
-
-    def __enter__(self) -> "ProgressBar":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
-
-
-def _check_out(path: str, suffixes: tuple[str, ...], flag: str = "--out") -> Path:
-    """The output path if it ends in one of ``suffixes`` and can be written (app.atomic)."""
-    from .atomic import check_target
-    from .physics.errors import ParameterError
-
-    if not str(path).endswith(("/", os.sep)) and Path(path).suffix.lower() not in suffixes:
-        raise ParameterError(flag, path, f"end in {' or '.join(suffixes)}")
-    return check_target(path, flag)
-
-
-def _with_solver(sc, args, keys=("integrator", "dt", "duration")):
-    """``sc`` with the solver options given on the command line; a refusal names the flag
-    the user gave (``--duration``, ``--dt``), else the scenario's field."""
-    from .physics.errors import ParameterError
-    from .physics.integrators import check_run_size
-    from .scenario import SolverSpec
-
-    changes = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
-    if not changes:
-        return sc
-    solver = SolverSpec(**{**sc.solver.__dict__, **changes})
-    names = {k: f"--{k}" if k in changes else f"solver.{k}" for k in ("dt", "duration")}
-    if solver.dt > solver.duration:
-        if "duration" in changes and "dt" not in changes:
-            raise ParameterError("--duration", solver.duration, f"be >= the scenario's step dt ({solver.dt:g} s)")
-        raise ParameterError("--dt", solver.dt, f"be <= the duration ({solver.duration:g} s)")
-    check_run_size(solver.integrator, solver.dt, solver.duration, names=names, samples=False,
-                   blame="duration" if "duration" in changes and "dt" not in changes else "step")
-    try:
-        return sc.replace(solver=solver)
-    except ParameterError as err:
-        for key in changes:
-            if err.field == f"solver.{key}":
-                raise ParameterError(f"--{key}", err.value, err.rule) from None
-        raise
 
 
 def _load_scenario(arg):
@@ -327,7 +181,7 @@ def cmd_simulate(args) -> int:
     from .physics.integrators import check_run_size, simulate
     from .simulation.table import POINT_GROUPS, check_finite, parse_outputs, trajectory_table, write_table
 
-    out = _check_out(args.out, (".csv", ".npz"))
+    out = check_out(args.out, (".csv", ".npz"))
     outputs = parse_outputs(args.outputs)
     point = None
     if args.point is not None:
@@ -335,7 +189,7 @@ def cmd_simulate(args) -> int:
         if not any(g in outputs for g in POINT_GROUPS):
             raise ParameterError("--point", args.point,
                                  "come with a point output in --outputs (Position, Velocity, ...)")
-    sc = _with_solver(_load_scenario(args.scenario), args)
+    sc = with_solver_flags(_load_scenario(args.scenario), args)
     solver = sc.solver
     if args.sample is not None and args.sample > solver.duration:
         raise ParameterError("--sample", args.sample, f"be <= the duration ({solver.duration:g} s)")
@@ -503,7 +357,7 @@ def cmd_stability(args) -> int:
     from .physics.errors import ParameterError
     from .simulation.stability import DEFAULT_DIRECTIONS, DEFAULT_DURATION, stability_map, write_npz, write_png
 
-    out = _check_out(args.out, (".npz", ".png"))
+    out = check_out(args.out, (".npz", ".png"))
     sc = _load_scenario(args.scenario)
     omega_norm = float(np.linalg.norm(sc.angular_velocity))
     if omega_norm == 0:
@@ -559,7 +413,7 @@ def cmd_export(args) -> int:
         shown = set()
     if not shown <= set(EXPORT_OVERLAYS):
         raise ParameterError("--overlay", args.overlay, f"be a comma list of {', '.join(EXPORT_OVERLAYS)}, or none")
-    sc = _with_solver(_load_scenario(args.scenario), args, ("integrator", "dt"))
+    sc = with_solver_flags(_load_scenario(args.scenario), args, ("integrator", "dt"))
     title = None if "title" not in shown else (args.title if args.title is not None else "")
     try:
         settings = ExportSettings(
