@@ -11,13 +11,26 @@ import contextlib
 import json
 import math
 import os
+import re
 import sys
 from pathlib import Path
+
+from .cli_support import (
+    ProgressBar,
+    check_out,
+    nonnegative,
+    number_flag,
+    parse_point,
+    positive,
+    whole,
+    with_solver_flags,
+)
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 #: what a shell reports for a process killed by SIGPIPE (128 + 13)
 EXIT_BROKEN_PIPE = 141
-
+#: what a shell reports for a process stopped by Ctrl+C (128 + SIGINT)
+EXIT_INTERRUPTED = 130
 
 
 class UsageError(Exception):
@@ -25,62 +38,40 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports errors on one line and exits 2."""
+    """argparse that reports errors on one line (long values cut) and exits 2."""
 
     def error(self, message):  # noqa: D401 - argparse API
+        from .physics.errors import MAX_VALUE_CHARS, shorten
+
         # "argument --dt: --dt must be ..." -> "--dt must be ..."
         head, sep, rest = message.partition(": ")
         if head.startswith("argument ") and sep and rest.startswith(head[len("argument "):].split("/")[0]):
             message = rest
-        raise UsageError(message if rest.startswith("-") and sep else f"{self.prog}: {message}")
-
-
-def _positive(name):
-    def parse(text):
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number > 0, got {text!r}") from None
-        if not math.isfinite(value) or value <= 0:
-            raise argparse.ArgumentTypeError(f"{name} must be a finite number > 0, got {text}")
-        return value
-    return parse
-
-
-def _nonnegative(name):
-    def parse(text):
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a number >= 0, got {text!r}") from None
-        if not math.isfinite(value) or value < 0:
-            raise argparse.ArgumentTypeError(f"{name} must be a finite number >= 0, got {text}")
-        return value
-    return parse
-
-
-def _whole(name, lowest, highest):
-    def parse(text):
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} must be a whole number, got {text!r}") from None
-        if not lowest <= value <= highest:
-            raise argparse.ArgumentTypeError(f"{name} must be between {lowest} and {highest}, got {text}")
-        return value
-    return parse
+        # argparse quotes what it could not take ("invalid choice: 'xxx...'"): cut it
+        message = re.sub(r"'[^']{%d,}'" % (MAX_VALUE_CHARS + 1), lambda m: shorten(m.group(0)), message)
+        raise UsageError(shorten(message if rest.startswith("-") and sep else f"{self.prog}: {message}", 1000))
 
 
 def _integrator(text):
     from .physics.integrators import INTEGRATORS
 
     if text not in INTEGRATORS:
-        raise argparse.ArgumentTypeError(f"--integrator must be one of {', '.join(INTEGRATORS)}, got {text!r}")
+        from .physics.errors import format_value
+
+        raise argparse.ArgumentTypeError(f"--integrator must be one of {', '.join(INTEGRATORS)}, "
+                                         f"got {format_value(text)}")
     return text
+
+
+def _integrator_help(what: str) -> str:
+    from .physics.integrators import INTEGRATORS
+
+    return f"{what}: one of {', '.join(INTEGRATORS)}"
 
 
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
+    from .simulation.stability import DEFAULT_DIRECTIONS, DEFAULT_DURATION, MAX_DIRECTIONS
 
     p = _Parser(prog="tumble", description="Free rigid-body rotation: watch it, measure it, export it.")
     p.add_argument("--version", action="version", version=f"tumble {__version__}")
@@ -88,10 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("simulate", help="simulate a scenario headless and write its trajectory")
     s.add_argument("scenario", help="preset name or TOML file")
-    s.add_argument("--integrator", type=_integrator)
-    s.add_argument("--dt", type=_positive("--dt"), help="step (s); for dop853 the largest step")
-    s.add_argument("--duration", type=_positive("--duration"), help="simulated time (s)")
-    s.add_argument("--sample", type=_positive("--sample"), help="output interval (s), default dt")
+    s.add_argument("--integrator", type=_integrator, metavar="NAME",
+                   help=_integrator_help("integrator (default: the scenario's)"))
+    s.add_argument("--dt", type=positive("--dt"), help="step (s); for dop853 the largest step")
+    s.add_argument("--duration", type=positive("--duration"), help="simulated time (s)")
+    s.add_argument("--sample", type=positive("--sample"), help="output interval (s), default dt")
     s.add_argument("--out", required=True, help="FILE.csv or FILE.npz")
     s.add_argument("--outputs", metavar="LIST",
                    help="extra column groups, Exudyn names: AngularVelocity, Rotation, RotationMatrix, "
@@ -108,22 +100,26 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("bench", help="accuracy/speed table against exact solutions, or the GUI frame rate")
     b.add_argument("scenarios", nargs="*", help="presets or TOML files (default: boxes-simple boxes-complex)")
-    b.add_argument("--integrators", nargs="+", type=_integrator, metavar="NAME")
-    b.add_argument("--dt", nargs="+", type=_positive("--dt"), metavar="S",
+    b.add_argument("--integrators", nargs="+", type=_integrator, metavar="NAME",
+                   help=_integrator_help("integrators to measure (default: all)"))
+    b.add_argument("--dt", nargs="+", type=positive("--dt"), metavar="S",
                    help="steps to test (default 0.01 0.005 0.0025 0.001)")
     b.add_argument("--json", action="store_true", help="print rows as a JSON list (or the GUI figures)")
+    b.add_argument("--wide", action="store_true",
+                   help="print every figure as one Markdown table (about 230 columns) instead of a table per "
+                        "scenario in 100 columns")
     b.add_argument("--out", help="folder for bench.csv and the work-precision plot")
     b.add_argument("--gui", action="store_true", help="measure the real window instead")
-    b.add_argument("--seconds", type=_positive("--seconds"), default=60.0, help="GUI bench length (s)")
-    b.add_argument("--speed", type=_positive("--speed"), default=1.0, help="GUI bench playback speed")
+    b.add_argument("--seconds", type=positive("--seconds"), default=60.0, help="GUI bench length (s)")
+    b.add_argument("--speed", type=positive("--speed"), default=1.0, help="GUI bench playback speed")
     b.add_argument("--view", default="main", help="GUI bench: the view measured (default main)")
 
     st = sub.add_parser("stability", help="map how far omega wanders, for spin axes all over the sphere")
     st.add_argument("scenario", help="preset name or TOML file (its body and |omega| are used)")
-    st.add_argument("--directions", type=_whole("--directions", 1, 1_000_000), default=2000, metavar="N",
-                    help="initial spin axes, a Fibonacci lattice in body axes (default 2000)")
-    st.add_argument("--duration", type=_positive("--duration"), default=20.0, metavar="S",
-                    help="simulated time per direction (s, default 20)")
+    st.add_argument("--directions", type=whole("--directions", 1, MAX_DIRECTIONS), metavar="N",
+                    help=f"initial spin axes, a Fibonacci lattice in body axes (default {DEFAULT_DIRECTIONS})")
+    st.add_argument("--duration", type=positive("--duration"), metavar="S",
+                    help=f"simulated time per direction (s, default {DEFAULT_DURATION:g})")
     st.add_argument("--out", required=True, help="FILE.npz (arrays) or FILE.png (latitude-longitude map)")
 
     e = sub.add_parser("export", help="render an animation (MP4, GIF, PNG frames) or its data, off screen")
@@ -131,25 +127,29 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--out", required=True,
                    help="FILE.mp4 (H.264), FILE.gif, FILE.png (FILE_0000.png, FILE_0001.png, ... beside it), "
                         "or data: FILE.csv / FILE.npz (trajectory, one row per frame), FILE.toml (the scenario)")
-    e.add_argument("--fps", metavar="N", help="frames per second, 1 to 240 (default 30; 20 for a GIF)")
-    e.add_argument("--duration", metavar="S", help="clip length in seconds of video (default 10, or less if "
-                   "the scenario's run ends sooner)")
-    e.add_argument("--start", metavar="S", default="0", help="simulated time of the first frame (s, default 0)")
-    e.add_argument("--speed", metavar="X", default="1", help="simulated seconds per second of video: "
-                   "0.25 slow motion, 4 time-lapse (default 1)")
+    e.add_argument("--fps", metavar="N", type=number_flag("--fps"),
+                   help="frames per second, 1 to 240 (default 30; 20 for a GIF)")
+    e.add_argument("--duration", metavar="S", type=number_flag("--duration"),
+                   help="clip length in seconds of video (default 10, or less if the scenario's run ends sooner)")
+    e.add_argument("--start", metavar="S", default=0.0, type=number_flag("--start"),
+                   help="simulated time of the first frame (s, default 0)")
+    e.add_argument("--speed", metavar="X", default=1.0, type=number_flag("--speed"),
+                   help="simulated seconds per second of video: 0.25 slow motion, 4 time-lapse (default 1)")
     e.add_argument("--size", metavar="WxH", help="frame size in pixels, even (default 1280x720; 640x360 for a GIF)")
     e.add_argument("--with-plots", action="store_true", help="the plots of L, omega and the drifts beside the scene")
     e.add_argument("--overlay", metavar="LIST", default="time,flips,title",
                    help="text over the scene: any of time, flips, title, or none (default all)")
     e.add_argument("--title", metavar="TEXT", help="title text (default the scenario's name)")
-    e.add_argument("--integrator", type=_integrator)
-    e.add_argument("--dt", type=_positive("--dt"), help="step (s); for dop853 the largest step")
+    e.add_argument("--integrator", type=_integrator, metavar="NAME",
+                   help=_integrator_help("integrator (default: the scenario's)"))
+    e.add_argument("--dt", type=positive("--dt"), help="step (s); for dop853 the largest step")
     e.add_argument("--view", choices=EXPORT_VIEWS, default="main",
                    help="what is drawn: main (the body), poinsot, or compare (two integrators side by side, "
                         "with --integrators/--dts; default main)")
     e.add_argument("--integrators", nargs=2, type=_integrator, metavar=("A", "B"),
-                   help="--view compare: the two integrators (default semi-implicit-euler splitting)")
-    e.add_argument("--dts", nargs=2, type=_positive("--dts"), metavar=("DT_A", "DT_B"),
+                   help=_integrator_help("--view compare: the two integrators (default semi-implicit-euler "
+                                         "splitting)"))
+    e.add_argument("--dts", nargs=2, type=positive("--dts"), metavar=("DT_A", "DT_B"),
                    help="--view compare: the two steps (s; default --dt, else 0.01 or the scenario's dt if coarser)")
     e.add_argument("--progress-json", action="store_true", help=argparse.SUPPRESS)
 
@@ -158,48 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--paused", action="store_true")
     g.add_argument("--view", default="main")
     g.add_argument("--screenshot", metavar="FILE", help="save a PNG of the window and exit")
-    g.add_argument("--quit-after", type=_nonnegative("--quit-after"), metavar="S",
+    g.add_argument("--quit-after", type=nonnegative("--quit-after"), metavar="S",
                    help="seconds of wall time before the screenshot/exit")
     return p
-
-
-# ------------------------------------------------------------------ helpers
-
-
-class ProgressBar:
-    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
-
-    def __init__(self, label: str, stream=None):
-        self.stream = stream or sys.stderr
-        self.label = label
-        self.enabled = self.stream.isatty()
-
-    def __call__(self, fraction: float, note: str = "") -> None:
-        if not self.enabled:
-            return
-        width = 30
-        full = int(round(width * min(max(fraction, 0.0), 1.0)))
-        self.stream.write(f"\r{self.label} [{'#' * full}{'.' * (width - full)}] {100 * fraction:5.1f}% {note[:40]:<40}")
-        self.stream.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
-def _check_out(path: str, suffixes: tuple[str, ...], flag: str = "--out") -> Path:
-    out = Path(path)
-    if out.suffix.lower() not in suffixes:
-        raise UsageError(f"{flag} must end in {' or '.join(suffixes)}, got {path!r}")
-    folder = out.parent if str(out.parent) else Path(".")
-    if not folder.is_dir():
-        raise UsageError(f"{flag} must be in an existing folder, got {path!r}")
-    if not os.access(folder, os.W_OK):
-        raise UsageError(f"{flag} must be in a writable folder, got {path!r}")
-    if out.is_dir():
-        raise UsageError(f"{flag} must be a file, not a folder, got {path!r}")
-    return out
 
 
 def _load_scenario(arg):
@@ -216,52 +177,44 @@ def cmd_simulate(args) -> int:
 
     from .physics import diagnostics
     from .physics.analysis import predicted_flip_period
-    from .physics.integrators import MAX_SAMPLES, simulate
-    from .scenario import SolverSpec
+    from .physics.errors import ParameterError
+    from .physics.integrators import check_run_size, simulate
+    from .simulation.table import POINT_GROUPS, check_finite, parse_outputs, trajectory_table, write_table
 
-    from .simulation.table import POINT_GROUPS, parse_outputs, trajectory_table, write_table
-
-    out = _check_out(args.out, (".csv", ".npz"))
+    out = check_out(args.out, (".csv", ".npz"))
     outputs = parse_outputs(args.outputs)
     point = None
     if args.point is not None:
-        try:
-            point = [float(x) for x in args.point.split(",")]
-        except ValueError:
-            point = None
-        if point is None or len(point) != 3 or not all(math.isfinite(x) for x in point):
-            raise UsageError(f"--point must be three finite numbers x,y,z (m), got {args.point!r}")
+        point = parse_point(args.point)
         if not any(g in outputs for g in POINT_GROUPS):
-            raise UsageError(f"--point must come with a point output in --outputs (Position, Velocity, ...), got {args.point!r}")
-    sc = _load_scenario(args.scenario)
+            raise ParameterError("--point", args.point,
+                                 "come with a point output in --outputs (Position, Velocity, ...)")
+    sc = with_solver_flags(_load_scenario(args.scenario), args)
     solver = sc.solver
-    changes = {k: getattr(args, k) for k in ("integrator", "dt", "duration") if getattr(args, k) is not None}
-    if changes:
-        if "dt" in changes and changes["dt"] > changes.get("duration", solver.duration):
-            raise UsageError(f"--dt must be <= the duration ({changes.get('duration', solver.duration):g} s), got {changes['dt']:g}")
-        sc = sc.replace(solver=SolverSpec(**{**solver.__dict__, **changes}))
-    if args.sample is not None and args.sample > sc.solver.duration:
-        raise UsageError(f"--sample must be <= the duration ({sc.solver.duration:g} s), got {args.sample:g}")
-    sample = sc.solver.dt if args.sample is None else args.sample
-    if sc.solver.duration / sample > MAX_SAMPLES:
-        raise UsageError(f"--duration must leave at most {MAX_SAMPLES:,} samples at a sample interval of "
-                         f"{sample:g} s (raise --sample), got {sc.solver.duration:g}")
-    if args.sample is not None and sc.solver.integrator not in ("dop853", "exact"):
+    if args.sample is not None and args.sample > solver.duration:
+        raise ParameterError("--sample", args.sample, f"be <= the duration ({solver.duration:g} s)")
+    if args.sample is not None and solver.integrator not in ("dop853", "exact"):
         # the rows are the integrator's own states: a sample between two steps, or a
         # step shrunk to fit the samples, would not be the run the summary describes
-        ratio = args.sample / sc.solver.dt
+        ratio = args.sample / solver.dt
         if round(ratio) < 1 or abs(ratio - round(ratio)) > 1e-9 * ratio:
-            raise UsageError(f"--sample must be a whole multiple of dt ({sc.solver.dt:g} s) for "
-                             f"{sc.solver.integrator} (only dop853 and exact sample anywhere), got {args.sample:g}")
-    bar = ProgressBar("simulate")
-    traj = simulate(sc.model, sc.initial_state, sc.solver.integrator, sc.solver.dt, sc.solver.duration,
-                    sample=args.sample, progress=bar, **sc.solver.options)
-    bar.close()
-    write_table(out, trajectory_table(sc, traj, outputs, point))
+            raise ParameterError("--sample", args.sample, f"be a whole multiple of dt ({solver.dt:g} s) for "
+                                 f"{solver.integrator} (only dop853 and exact sample anywhere)")
+    given = {k for k in ("dt", "duration") if getattr(args, k) is not None}
+    check_run_size(solver.integrator, solver.dt, solver.duration, args.sample,
+                   blame="duration" if given == {"duration"} else "step",
+                   names={"sample": "--sample", **{k: f"--{k}" if k in given else f"solver.{k}"
+                                                  for k in ("dt", "duration")}})
+    with ProgressBar("simulate") as bar:
+        traj = simulate(sc.model, sc.initial_state, solver.integrator, solver.dt, solver.duration,
+                        sample=args.sample, progress=bar, **solver.options)
+    table = trajectory_table(sc, traj, outputs, point)
+    check_finite(table)
+    write_table(out, table)
     d = diagnostics.diagnose(sc.rigid_body, sc.gravity, traj)
     flips = diagnostics.flip_times(sc.rigid_body, traj.t, traj.w)
     period = predicted_flip_period(sc.rigid_body, sc.angular_velocity)
-    print(f"{sc.name}: {sc.solver.integrator}, dt = {sc.solver.dt:g} s, {sc.solver.duration:g} s simulated, {len(traj)} samples")
+    print(f"{sc.name}: {solver.integrator}, dt = {solver.dt:g} s, {solver.duration:g} s simulated, {len(traj)} samples")
     print("| quantity | value |")
     print("|---|---|")
     print(f"| flips (intermediate-axis reversals) | {len(flips)} |")
@@ -298,6 +251,7 @@ def inspect_dict(sc) -> dict:
 
     from .physics import diagnostics, theory
     from .physics.analysis import predicted_flip_period
+    from .physics.body import has_intermediate_axis
 
     body = sc.rigid_body
     moments, axes = body.principal()
@@ -311,7 +265,8 @@ def inspect_dict(sc) -> dict:
         "inertia": body.inertia.tolist(),
         "principal_moments": moments.tolist(),
         "principal_axes": axes.T.tolist(),
-        "intermediate_axis": axes[:, 1].tolist(),
+        # None for a body with two equal moments: it has no intermediate axis to flip about
+        "intermediate_axis": axes[:, 1].tolist() if has_intermediate_axis(moments) else None,
         "center_of_mass": np.asarray(body.center_of_mass).tolist(),
         "L0": L0.tolist(),
         "E0": E0,
@@ -335,8 +290,10 @@ def cmd_inspect(args) -> int:
     print("  inertia (kg m^2)   " + "\n                     ".join(vec(r) for r in info["inertia"]))
     print(f"  principal moments  {vec(info['principal_moments'])} kg m^2 (ascending)")
     for k, (m, a) in enumerate(zip(info["principal_moments"], info["principal_axes"])):
-        tag = "  <- intermediate (unstable)" if k == 1 else ""
+        tag = "  <- intermediate (unstable)" if k == 1 and info["intermediate_axis"] is not None else ""
         print(f"  axis {k + 1}             {vec(a)} (I = {m:.6g}){tag}")
+    if info["intermediate_axis"] is None:
+        print("  (two or three moments are equal: a symmetric body, no intermediate axis)")
     print(f"  centre of mass     {vec(info['center_of_mass'])} m")
     print(f"  L0 (world)         {vec(info['L0'])} kg m^2/s")
     print(f"  E0                 {info['E0']:.9g} J")
@@ -365,26 +322,32 @@ def cmd_bench(args) -> int:
             print(f"fps {fig['fps']:.1f}, real-time factor {fig['realtime_factor']:.3f}, "
                   f"first frame {fig['startup_s']:.2f} s, memory growth {fig['memory_growth_mb']:.1f} MB")
         return EXIT_OK
-    from .simulation.benchmark import markdown_table, run_bench
+    from .physics.errors import ParameterError
+    from .simulation.benchmark import check_bench_size, markdown_table, run_bench, text_table
 
     out_dir = None
     if args.out:
         out_dir = Path(args.out)
-        if out_dir.exists() and not out_dir.is_dir():
-            raise UsageError(f"--out must be a folder, got {args.out!r}")
-        parent = out_dir if out_dir.exists() else (out_dir.parent if str(out_dir.parent) else Path("."))
-        if not parent.is_dir() or not os.access(parent, os.W_OK):
-            raise UsageError(f"--out must be a writable folder, got {args.out!r}")
+        try:
+            if out_dir.exists() and not out_dir.is_dir():
+                raise ParameterError("--out", args.out, "be a folder")
+            parent = out_dir if out_dir.exists() else (out_dir.parent if str(out_dir.parent) else Path("."))
+            writable = parent.is_dir() and os.access(parent, os.W_OK)
+        except OSError:  # a name longer than the system takes
+            writable = False
+        if not writable:
+            raise ParameterError("--out", args.out, "be a writable folder")
     scenarios = [_load_scenario(s) for s in (args.scenarios or DEFAULT_BENCH)]
-    bar = ProgressBar("bench")
-    rows = run_bench(scenarios, args.integrators, args.dt or DEFAULT_BENCH_DT, progress=bar)
-    bar.close()
+    dts = args.dt or DEFAULT_BENCH_DT
+    check_bench_size(scenarios, args.integrators, dts)
+    with ProgressBar("bench") as bar:
+        rows = run_bench(scenarios, args.integrators, dts, progress=bar)
     if args.json:
         # a row that does not apply (exact with torques) or diverged has no figures: null
         print(json.dumps([{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()}
                           for r in rows], allow_nan=False))
     else:
-        print(markdown_table(rows))
+        print(markdown_table(rows) if args.wide else text_table(rows))
     if out_dir is not None:
         from .simulation.bench_output import write_bench_outputs
 
@@ -397,24 +360,32 @@ def cmd_bench(args) -> int:
 def cmd_stability(args) -> int:
     import numpy as np
 
-    from .simulation.stability import stability_map, write_npz, write_png
+    from .physics.errors import ParameterError
+    from .simulation.stability import DEFAULT_DIRECTIONS, DEFAULT_DURATION, stability_map, write_npz, write_png
 
-    out = _check_out(args.out, (".npz", ".png"))
+    out = check_out(args.out, (".npz", ".png"))
     sc = _load_scenario(args.scenario)
     omega_norm = float(np.linalg.norm(sc.angular_velocity))
     if omega_norm == 0:
-        raise UsageError(f"initial.angular_velocity of {sc.name!r} must be non-zero for a stability map "
-                         "(its magnitude sets the spin rate), got [0, 0, 0]")
-    bar = ProgressBar("stability")
-    smap = stability_map(sc.rigid_body, omega_norm, args.directions, args.duration, progress=bar)
-    bar.close()
+        raise ParameterError(f"initial.angular_velocity of {sc.name!r}", [0, 0, 0],
+                             "be non-zero for a stability map (its magnitude sets the spin rate)")
+    directions = DEFAULT_DIRECTIONS if args.directions is None else args.directions
+    duration = DEFAULT_DURATION if args.duration is None else args.duration
+    blame = "directions" if args.directions is not None and args.duration is None else "duration"
+    try:
+        with ProgressBar("stability") as bar:
+            smap = stability_map(sc.rigid_body, omega_norm, directions, duration, progress=bar, blame=blame)
+    except ParameterError as err:
+        if err.field in ("directions", "duration"):  # the flags' own names
+            raise ParameterError(f"--{err.field}", err.value, err.rule) from None
+        raise
     if out.suffix.lower() == ".png":
         write_png(smap, out, title=f"{sc.name}: stability map, |ω| = {omega_norm:.4g} rad/s, "
-                                   f"{args.duration:g} s, {args.directions} directions")
+                                   f"{duration:g} s, {directions} directions")
     else:
         write_npz(smap, out)
     axis = ", ".join(f"{label.split(':')[0]} {w:.3g}" for label, w in zip(smap.axis_labels, smap.axis_wander()))
-    print(f"{sc.name}: {args.directions} directions at |omega| = {omega_norm:.6g} rad/s over {args.duration:g} s "
+    print(f"{sc.name}: {directions} directions at |omega| = {omega_norm:.6g} rad/s over {duration:g} s "
           f"({smap.integrator}, dt = {smap.dt:.3g} s); wander (rad) near the axes: {axis}")
     print(f"wrote {out}")
     return EXIT_OK
@@ -441,20 +412,14 @@ def cmd_export(args) -> int:
         plan_export,
     )
     from .export.protocol import JsonProgress, StdinCancel, sigterm_as_interrupt
-    from .physics.errors import ParameterError
-    from .scenario import SolverSpec
+    from .physics.errors import ParameterError, shorten
 
     shown = {item.strip() for item in args.overlay.split(",")}
     if shown == {"none"}:
         shown = set()
     if not shown <= set(EXPORT_OVERLAYS):
-        raise UsageError(f"--overlay must be a comma list of {', '.join(EXPORT_OVERLAYS)}, or none, got {args.overlay!r}")
-    sc = _load_scenario(args.scenario)
-    changes = {k: getattr(args, k) for k in ("integrator", "dt") if getattr(args, k) is not None}
-    if changes:
-        if "dt" in changes and changes["dt"] > sc.solver.duration:
-            raise UsageError(f"--dt must be <= the scenario's duration ({sc.solver.duration:g} s), got {changes['dt']:g}")
-        sc = sc.replace(solver=SolverSpec(**{**sc.solver.__dict__, **changes}))
+        raise ParameterError("--overlay", args.overlay, f"be a comma list of {', '.join(EXPORT_OVERLAYS)}, or none")
+    sc = with_solver_flags(_load_scenario(args.scenario), args, ("integrator", "dt"))
     title = None if "title" not in shown else (args.title if args.title is not None else "")
     try:
         settings = ExportSettings(
@@ -473,7 +438,7 @@ def cmd_export(args) -> int:
             raise UsageError(f"--integrator must not be used with --view compare (use --integrators A B), "
                              f"got {args.integrator!r}")
         if plan.format in DATA_FORMATS.values():
-            raise UsageError(f"--out must end in .mp4, .gif or .png with --view compare, got {args.out!r}")
+            raise ParameterError("--out", args.out, "end in .mp4, .gif or .png with --view compare")
         from .export.compare import export_compare
         from .simulation.compare import make_pair
 
@@ -491,7 +456,7 @@ def cmd_export(args) -> int:
         except ImportError:
             raise UsageError("--view poinsot is not available in this build") from None
         if plan.format in DATA_FORMATS.values():
-            raise UsageError(f"--out must end in .mp4, .gif or .png with --view poinsot, got {args.out!r}")
+            raise ParameterError("--out", args.out, "end in .mp4, .gif or .png with --view poinsot")
 
     if plan.format in DATA_FORMATS.values():
         path, rows = export_data(sc, settings)
@@ -499,7 +464,6 @@ def cmd_export(args) -> int:
         return EXIT_OK
 
     json_progress = JsonProgress() if args.progress_json else None
-    bar = ProgressBar("export")
     first_frame = []
 
     def progress(done, total):
@@ -512,17 +476,14 @@ def cmd_export(args) -> int:
         bar(done / total, f"frame {done}/{total}" + (f", {(total - done) / rate:.0f} s left" if rate else ""))
 
     try:
-        with sigterm_as_interrupt():
+        with ProgressBar("export") as bar, sigterm_as_interrupt():
             result = animate(sc, plan, progress=progress, cancel=StdinCancel() if args.progress_json else None)
     except ExportCancelled:
-        bar.close()
         print("tumble: export cancelled, nothing written", file=sys.stderr)
         return EXIT_FAILED
     except EncodeError as err:
-        bar.close()
-        print(f"tumble: error: {err} (nothing written)", file=sys.stderr)
+        print(f"tumble: error: {shorten(str(err), 300)} (nothing written)", file=sys.stderr)
         return EXIT_FAILED
-    bar.close()
     wall = time.perf_counter() - t_begin
     (w, h), paths = plan.size, result.paths
     where = str(paths[0]) if len(paths) == 1 else f"{paths[0]} ... {paths[-1].name}"
@@ -565,7 +526,7 @@ COMMANDS = {
 def main(argv=None) -> int:
     """Entry point of ``tumble`` and ``python -m app``; returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    from .physics.errors import DivergenceError, ParameterError
+    from .physics.errors import DivergenceError, ParameterError, shorten
 
     try:
         if not argv:
@@ -587,18 +548,19 @@ def main(argv=None) -> int:
         with contextlib.suppress(OSError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
-    except OSError as err:
-        where = f" ({err.filename})" if getattr(err, "filename", None) else ""
-        print(f"tumble: error: {err.strerror or err}{where}", file=sys.stderr)
+    except OSError as err:  # the system refused (a full disk): the run failed, not the input
+        where = f" ({shorten(err.filename, 200)})" if getattr(err, "filename", None) else ""
+        print(f"tumble: error: {shorten(err.strerror or err, 200)}{where}", file=sys.stderr)
         return EXIT_FAILED
-    except KeyboardInterrupt:
-        print("tumble: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt:  # every file is written atomically: nothing partial is left
+        print("tumble: interrupted, nothing written", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except Exception as err:  # a bug of ours: still one line, the traceback on request
         if os.environ.get("TUMBLE_DEBUG"):
             raise
-        print(f"tumble: internal error: {err.__class__.__name__}: {err} (set TUMBLE_DEBUG=1 for the traceback)",
-              file=sys.stderr)
+        text = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        print(f"tumble: internal error: {err.__class__.__name__}: {shorten(text, 200)} "
+              "(set TUMBLE_DEBUG=1 for the traceback)", file=sys.stderr)
         return EXIT_FAILED
 
 

@@ -36,11 +36,34 @@ def test_bench_json_rows_and_accuracy_ordering(tmp_path):
 
 
 def test_bench_markdown_and_torqued_reference():
-    res = run("rocket-top", "--integrators", "rk4", "exact", "--dt", "0.01")
+    res = run("rocket-top", "--integrators", "rk4", "exact", "--dt", "0.01", "--wide")
     assert res.returncode == 0, res.stderr
     lines = res.stdout.strip().splitlines()
     assert lines[0].startswith("| scenario | integrator | dt |") and len(lines) == 4
     assert "n/a" in lines[3] and "exact" in lines[3]  # the closed form refuses torques, said in the row
+
+
+def test_bench_table_fits_100_columns_and_says_why_a_row_does_not_apply():
+    res = run("rocket-top", "--integrators", "semi-implicit-euler", "exact", "--dt", "0.01")
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 100, res.stdout
+    row = next(line for line in lines if line.startswith("exact"))
+    assert "n/a [1]" in row
+    assert any(line.startswith("[1] exact, dt 0.01:") and "torques" in line for line in lines)
+
+
+def test_text_table_fits_100_columns_at_its_widest():
+    """Every cell at its longest: the longest integrator name, 7-character steps, figures with
+    three-digit exponents, and a long reason a row does not apply."""
+    from app.physics.integrators import INTEGRATORS
+    from app.simulation.benchmark import COLUMNS, text_table
+
+    rows = [{"scenario": "s" * 200, "integrator": name, "dt": 2.5e-05,
+             **{k: 1.2345e-300 for k in COLUMNS[3:]}, "wall_per_sim_s": 1.234e+200,
+             "batch_body_steps_per_s": 1.234e-200} for name in INTEGRATORS]
+    rows.append({"scenario": "s" * 200, "integrator": "exact", "dt": 1e-5, "error": "x " * 300})
+    assert max(len(line) for line in text_table(rows).splitlines()) <= 100
 
 
 @pytest.mark.parametrize("args,word", [(["--dt", "0"], "--dt"), (["nope"], "scenario"),

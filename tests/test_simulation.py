@@ -211,11 +211,12 @@ def test_slow_motion_samples_more_often(make_worker):
 
 
 def test_a_tiny_step_keeps_batches_short_and_stops_promptly(make_worker):
-    """dt = 1e-8: a history sample would be 10^6 steps; it is capped at MAX_BATCH_STEPS, so
-    the worker publishes every batch and its stop (a join) waits for one short batch."""
-    assert record_steps(1e-8) == MAX_BATCH_STEPS and record_steps(1e-3) == 10
+    """dt = 1e-7: a history sample would be 10^5 steps; it is capped at MAX_BATCH_STEPS, so
+    the worker publishes every batch and its stop (a join) waits for one short batch. (A
+    scenario takes at most 1e8 steps: over 5 s, dt 1e-7 is within it.)"""
+    assert record_steps(1e-7) == MAX_BATCH_STEPS and record_steps(1e-3) == 10
     assert record_steps(1e-3, speed=0.1) == 1 and record_steps(0.3) == 1
-    w = make_worker(_with_solver("t-handle", dt=1e-8))
+    w = make_worker(_with_solver("t-handle", dt=1e-7, duration=5.0))
     assert wait_for(lambda: w.latest().steps >= 2 * MAX_BATCH_STEPS, timeout=20)
     w.stop()
     assert not w.is_alive()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..atomic import atomic_path
-from ..simulation.table import trajectory_table, write_table
+from ..simulation.table import check_finite, trajectory_table, write_table
 from .settings import ExportSettings, plan_export
 
 
@@ -31,7 +31,9 @@ def export_data(scenario, settings: ExportSettings) -> tuple[Path, int]:
     from .timeline import simulate_timeline
 
     frames = simulate_timeline(scenario, plan).frames()
-    write_table(plan.out, trajectory_table(scenario, frames))
+    table = trajectory_table(scenario, frames)
+    check_finite(table)
+    write_table(plan.out, table)
     return plan.out, len(frames)
 
 

@@ -15,14 +15,16 @@ shows the simulation at ``start + i * speed / fps``, so ``speed`` 0.25 is slow m
 from __future__ import annotations
 
 import math
-import os
-import tempfile
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from ..atomic import check_target
 from ..physics.errors import ParameterError
+from ..physics.integrators import MAX_SAMPLES
+from ..simulation.worker import RECORD_INTERVAL_S
 
 #: animation formats by file extension
 FORMATS = {".mp4": "mp4", ".gif": "gif", ".png": "png"}
@@ -156,14 +158,14 @@ def _finite(name: str, value, rule: str) -> float:
 
 def parse_size(text: str) -> tuple:
     """``"1280x720"`` -> (1280, 720); raises :class:`ParameterError` on anything else."""
-    parts = str(text).lower().replace("*", "x").split("x")
-    try:
-        if len(parts) != 2:
-            raise ValueError
-        w, h = (int(p) for p in parts)
-    except ValueError:
-        raise ParameterError("size", text, "be WIDTHxHEIGHT in pixels, like 1280x720") from None
-    return (w, h)
+    match = _SIZE.fullmatch(str(text))
+    if match is None:
+        raise ParameterError("size", text, "be WIDTHxHEIGHT in pixels, like 1280x720 (ASCII digits, no spaces)")
+    return (int(match[1]), int(match[2]))
+
+
+#: ``WIDTHxHEIGHT``: ASCII digits only (int() would take " 1280 ", "1_280" and other scripts' digits)
+_SIZE = re.compile(r"([0-9]{1,6})[xX*]([0-9]{1,6})", re.ASCII)
 
 
 def check_size(size, with_plots: bool = False) -> tuple:
@@ -193,25 +195,7 @@ def check_out(out) -> tuple[Path, str]:
     fmt = known.get(path.suffix.lower())
     if fmt is None:
         raise ParameterError("out", str(out), "end in " + ", ".join(known))
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise ParameterError("out", str(out), "be in an existing folder")
-    if path.is_dir():
-        raise ParameterError("out", str(out), "be a file, not a folder")
-    if not os.access(folder, os.W_OK | os.X_OK) or not _can_create_in(folder):
-        raise ParameterError("out", str(out), "be in a writable folder")
-    return path, fmt
-
-
-def _can_create_in(folder: Path) -> bool:
-    """Whether a file can be made in ``folder`` (root passes os.access on read-only mounts)."""
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".tumble-probe-", dir=folder)
-    except OSError:
-        return False
-    os.close(fd)
-    os.unlink(probe)
-    return True
+    return check_target(out, "out"), fmt
 
 
 def plan_export(scenario, settings: ExportSettings) -> ExportPlan:
@@ -259,12 +243,30 @@ def plan_export(scenario, settings: ExportSettings) -> ExportPlan:
     if n_frames > MAX_FRAMES:
         raise ParameterError("duration", settings.duration,
                              f"make at most {MAX_FRAMES} frames (here {n_frames} at {fps} fps)")
+    before, during = timeline_samples(start, n_frames, speed / fps)
+    if before > MAX_SAMPLES:
+        raise ParameterError("start", settings.start,
+                             f"be <= {MAX_SAMPLES * RECORD_INTERVAL_S:g} s (the run up to it is kept in memory: at "
+                             f"most {MAX_SAMPLES:,} samples, one every {RECORD_INTERVAL_S:g} s)")
+    if before + during > MAX_SAMPLES:
+        raise ParameterError("duration", settings.duration if settings.duration is not None else duration,
+                             f"keep at most {MAX_SAMPLES:,} samples of the run in memory (one every "
+                             f"{RECORD_INTERVAL_S:g} s of simulated time or faster; here {before + during:,}): "
+                             "shorten the clip or lower the speed")
 
     title = settings.overlay.title
     if title == "":
         title = scenario.name
     return ExportPlan(out=out, format=fmt, fps=fps, size=size, n_frames=n_frames, start=start, speed=speed,
                       with_plots=bool(settings.with_plots), overlay=settings.overlay, title=title)
+
+
+def timeline_samples(start: float, n_frames: int, frame_interval: float) -> tuple[int, int]:
+    """Samples an export keeps of its run before the first frame and from it on (the
+    sampling of :func:`app.export.timeline.simulate_timeline`)."""
+    before = max(1, math.ceil(start / RECORD_INTERVAL_S)) if start > 0 else 0
+    per_frame = max(1, math.ceil(frame_interval / RECORD_INTERVAL_S))
+    return before, (n_frames - 1) * per_frame + 1
 
 
 def sequence_digits(n_frames: int) -> int:

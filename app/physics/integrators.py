@@ -56,9 +56,84 @@ DOP853_RTOL = 1e-10
 DOP853_ATOL = 1e-12
 #: a sample interval within this relative amount of a whole number of steps counts as whole
 STEP_FIT_SLACK = 1e-9
-#: most samples one run may return (each is 13 numbers per body, and the diagnostics
-#: copy them several times): past this, a run would fail for memory, not for its physics
-MAX_SAMPLES = 20_000_000
+
+# ---------------------------------------------------------------- limits of one run
+# Every run is sized before any work is done (:func:`check_run_size`), so bad input is
+# refused at once with the limit named, never after minutes or gigabytes.
+
+#: most steps one run may take, counted over all the bodies stepped together (a stability
+#: map steps thousands): the largest run took 13 s with rk4 and 52 s with midpoint here
+#: (``tumble simulate boxes-complex --duration 1e5 --sample 100``), with progress shown.
+#: ``exact`` counts duration / dt too: the window advances it dt at a time.
+MAX_STEPS = 100_000_000
+#: dop853 steps in Python through scipy, at least duration / dt of them: 1e6 took 64 s here.
+#: A run stops at twice this many, where its tolerances force steps far below dt
+MAX_STEPS_DOP853 = 1_000_000
+#: most samples one run may return after its first, times the bodies: ``tumble simulate``
+#: peaks at about 0.5 KB a sample (0.8 KB with every ``--outputs`` group; measured), so
+#: about 1 GB at most
+MAX_SAMPLES = 1_000_000
+#: scipy's DOP853 raises a smaller rtol to 100 machine epsilon, with a warning
+MIN_RTOL = 100 * float(np.finfo(float).eps)
+#: most steps between two re-orthonormalisations of ``rotmat-euler`` (0 means never)
+MAX_REORTHO_EVERY = MAX_STEPS
+#: most body-steps one call of the compiled kernels takes (0.1 to 0.5 s here): between two
+#: calls progress is reported and Ctrl+C is noticed
+STEPS_PER_CALL = 500_000
+
+
+def max_steps(integrator: str) -> int:
+    """The step budget of one run of ``integrator`` (see :data:`MAX_STEPS`)."""
+    return MAX_STEPS_DOP853 if integrator == "dop853" else MAX_STEPS
+
+
+def check_run_size(integrator: str, dt: float, duration: float, sample: float | None = None,
+                   n_bodies: int = 1, blame: str = "step", names: dict | None = None,
+                   samples: bool = True) -> None:
+    """Refuse, before any work, a run past the step or the sample budget.
+
+    Steps are ``duration / min(dt, sample)`` times ``n_bodies``; samples ``duration / sample``
+    (after the initial one) times ``n_bodies`` (``sample`` defaults to dt), checked only if
+    ``samples`` (a scenario alone keeps none: the window's history is bounded). ``blame`` is the input the message
+    asks to change: ``"step"`` (dt, or the sample interval where that is what is too small),
+    ``"duration"`` or ``"bodies"`` (a given ``sample`` is named instead of the duration when
+    it is what makes the run too long or too large); ``names`` maps ``"dt"``, ``"sample"``, ``"duration"`` and
+    ``"bodies"`` to the names the user knows them by. Arguments must already be finite and
+    > 0. Raises :class:`ParameterError`.
+    """
+    names = {"dt": "dt", "sample": "sample", "duration": "duration", "bodies": "bodies", **(names or {})}
+    dt, duration, n = float(dt), float(duration), int(n_bodies)
+    given_sample = sample is not None
+    sample = dt if sample is None else float(sample)
+    together = "" if n == 1 else f", {n:,} bodies stepped together"
+
+    limit = max_steps(integrator)
+    step = min(dt, sample)
+    per_body = duration / step
+    if per_body * n > limit * (1 + STEP_FIT_SLACK):
+        budget = f"a run of {integrator} takes at most {limit:,} steps" if limit != MAX_STEPS else \
+            f"a run takes at most {limit:,} steps"
+        if blame == "bodies":
+            raise ParameterError(names["bodies"], n, f"be <= {max(1, int(limit // per_body)):,} "
+                                 f"({budget} in all; here {per_body:.3g} for each)")
+        if blame == "duration" and not (given_sample and sample < dt):  # else the sample is the knob
+            raise ParameterError(names["duration"], duration, f"be <= {limit * step / n:.4g} s "
+                                 f"({budget}; here of {step:.4g} s{together})")
+        role = "sample" if sample < dt else "dt"
+        raise ParameterError(names[role], sample if role == "sample" else dt,
+                             f"be >= {duration * n / limit:.4g} s ({budget}; here over {duration:g} s{together})")
+
+    per_body = duration / sample
+    if samples and per_body * n > MAX_SAMPLES * (1 + STEP_FIT_SLACK):
+        budget = f"a run keeps at most {MAX_SAMPLES:,} samples in memory"
+        if blame == "bodies":
+            raise ParameterError(names["bodies"], n, f"be <= {max(1, int(MAX_SAMPLES // per_body)):,} ({budget})")
+        if blame == "duration" and not given_sample:  # else the sample interval is the knob
+            raise ParameterError(names["duration"], duration, f"be <= {MAX_SAMPLES / n * sample:.4g} s "
+                                 f"({budget}; here one every {sample:.4g} s{together})")
+        role = "sample" if given_sample else "dt"
+        raise ParameterError(names[role], sample, f"be >= {duration * n / MAX_SAMPLES:.4g} s "
+                             f"({budget}; here over {duration:g} s{together})")
 
 
 def splitting_order(moments) -> np.ndarray:
@@ -95,6 +170,21 @@ def validate_dt(dt, duration=None) -> float:
     return float(dt)
 
 
+def validate_tolerances(rtol, atol) -> tuple[float, float]:
+    """(rtol, atol) of ``dop853`` if finite and > 0, rtol at least :data:`MIN_RTOL`
+    (scipy would raise it with a warning); raises :class:`ParameterError`."""
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        try:
+            ok = math.isfinite(float(value)) and float(value) > 0
+        except (TypeError, ValueError, OverflowError):
+            ok = False
+        if not ok:
+            raise ParameterError(name, value, "be a finite number > 0")
+    if float(rtol) < MIN_RTOL * (1 - 1e-12):
+        raise ParameterError("rtol", rtol, f"be >= {MIN_RTOL:.3g} (100 machine epsilon, the smallest scipy's DOP853 uses)")
+    return float(rtol), float(atol)
+
+
 def check_exact_applies(model: Model) -> None:
     """Raise unless the closed form applies (no applied torque or force; gravity is fine)."""
     if model.loads.has_torque or model.loads.has_force:
@@ -108,8 +198,9 @@ def integrator_options(reorthonormalize: str = DEFAULT_REORTHO, every: int = DEF
     scheme ``"none"``: never) by ``"polar"`` decomposition or ``"gram-schmidt"``."""
     if reorthonormalize != "none" and reorthonormalize not in REORTHO_SCHEMES:
         raise ParameterError("reorthonormalize", reorthonormalize, "be one of polar, gram-schmidt, none")
-    if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or every < 0:
-        raise ParameterError("reorthonormalize_every", every, "be a whole number >= 0")
+    if isinstance(every, bool) or not isinstance(every, (int, np.integer)) or not 0 <= every <= MAX_REORTHO_EVERY:
+        # compared as an integer first: float() of a 400-digit one overflows
+        raise ParameterError("reorthonormalize_every", every, f"be a whole number from 0 to {MAX_REORTHO_EVERY:,}")
     if reorthonormalize == "none":
         return np.array([0.0, 0.0])
     return np.array([float(every), float(REORTHO_SCHEMES[reorthonormalize])])
@@ -181,6 +272,9 @@ def simulate(
     shape (n_samples, N, ...). Fixed-step methods take steps of ``dt`` (an interval that is
     not a whole number of steps is covered by equal steps no larger than dt).
     ``reorthonormalize``/``reorthonormalize_every`` set ``rotmat-euler``'s scheme.
+
+    Raises :class:`ParameterError` before any work for a run past :data:`MAX_STEPS` or
+    :data:`MAX_SAMPLES` (:func:`check_run_size`), and :class:`DivergenceError`.
     """
     model = body_or_model if isinstance(body_or_model, Model) else compile_model(body_or_model, loads)
     validate_integrator(integrator)
@@ -198,9 +292,10 @@ def simulate(
         ok = False
     if not ok or float(sample) > float(duration):
         raise ParameterError("sample", sample, "be a finite number > 0 and <= duration (s)")
-    if float(duration) / float(sample) > MAX_SAMPLES:
-        raise ParameterError("sample", sample, f"leave at most {MAX_SAMPLES:,} samples over the duration "
-                             f"({float(duration):g} s)")
+    check_run_size(integrator, dt, duration, None if sample == dt else sample,
+                   n_bodies=1 if state0.c.ndim == 1 else len(state0.c))
+    if integrator == "dop853":
+        rtol, atol = validate_tolerances(rtol, atol)
     times = sample_times(float(duration), float(sample))
     options = integrator_options(reorthonormalize, reorthonormalize_every)
     return _run(model, state0, times, integrator, float(dt), rtol, atol, progress, options)[0]
@@ -240,31 +335,58 @@ def _run_fixed(model, rows0, times, integrator, dt, t0, progress, options) -> np
     out[0] = rows0
     ys = np.ascontiguousarray(rows0.copy())
     intervals = np.diff(times)
+    steps_done = 0  # per body, before interval k
     k = 0
     while k < len(intervals):
-        # group consecutive intervals that need the same number of equal steps
+        # group consecutive intervals that need the same number of equal steps, at most
+        # STEPS_PER_CALL body-steps per kernel call
         n_sub = max(1, math.ceil(intervals[k] / dt * (1 - STEP_FIT_SLACK)))
         h = intervals[k] / n_sub
+        group = max(1, min(PROGRESS_CHUNK, STEPS_PER_CALL // (n_sub * n_bodies)))
         j = k + 1
-        while j < len(intervals) and j - k < PROGRESS_CHUNK and abs(intervals[j] - intervals[k]) <= STEP_FIT_SLACK * dt:
+        while j < len(intervals) and j - k < group and abs(intervals[j] - intervals[k]) <= STEP_FIT_SLACK * dt:
             j += 1
-        block = out[k + 1 : j + 1]
-        status, body, step_no = kernels.run(
-            ys, method, h, j - k, n_sub, model.params, model.points, model.wforces, order, block, options
-        )
-        if status:
-            steps_before = int(sum(max(1, math.ceil(iv / dt * (1 - STEP_FIT_SLACK))) for iv in intervals[:k]))
-            t_fail = t0 + times[k] + step_no * h
-            reason = (
-                "non-finite state or |omega| > 1e6 rad/s"
-                if status == 1
-                else "the implicit midpoint iteration did not converge (dt too large for this spin)"
+        pieces = [(j - k, n_sub)] if j - k > 1 or n_sub * n_bodies <= STEPS_PER_CALL else \
+            _split_steps(n_sub, max(1, STEPS_PER_CALL // n_bodies))
+        taken = 0
+        for n_out, every in pieces:
+            block = out[k + 1 : j + 1] if n_out == j - k else out[k + 1 : k + 2]
+            status, body, step_no = kernels.run(
+                ys, method, h, n_out, every, model.params, model.points, model.wforces, order, block, options
             )
-            raise DivergenceError(t_fail, steps_before + step_no, reason)
+            if status:
+                t_fail = t0 + times[k] + (taken + step_no) * h
+                reason = (
+                    "non-finite state or |omega| > 1e6 rad/s"
+                    if status == 1
+                    else "the implicit midpoint iteration did not converge (dt too large for this spin)"
+                )
+                raise DivergenceError(t_fail, steps_done + taken + step_no, reason)
+            taken += n_out * every
+            if progress is not None and len(pieces) > 1:
+                progress((k + taken / n_sub) / len(intervals))
+        steps_done += taken
         k = j
         if progress is not None:
             progress(k / len(intervals))
     return out
+
+
+def _split_steps(n_steps: int, per_call: int) -> list[tuple[int, int]]:
+    """(n_out, every) kernel calls that take ``n_steps`` steps of one interval, at most
+    ``per_call`` each; every call writes its last state to the interval's one output row."""
+    calls = [(1, per_call)] * (n_steps // per_call)
+    if n_steps % per_call:
+        calls.append((1, n_steps % per_call))
+    return calls
+
+
+class _TooManySteps(Exception):
+    """DOP853 passed its step budget at simulated time ``t`` (relative to the run's start)."""
+
+    def __init__(self, t: float):
+        super().__init__(t)
+        self.t = float(t)
 
 
 def _run_dop853(model, rows0, times, dt, rtol, atol, t0) -> np.ndarray:
@@ -282,16 +404,23 @@ def _run_dop853(model, rows0, times, dt, rtol, atol, t0) -> np.ndarray:
         """Crosses zero downwards when some |omega| passes OMEGA_LIMIT (solve_ivp calls an
         event once after every accepted step, so the calls also count the steps)."""
         steps[0] += 1
+        if steps[0] > 2 * MAX_STEPS_DOP853:  # its tolerances ask for steps far below dt
+            raise _TooManySteps(_t)
         w = y.reshape(n, 13)[:, 10:13]
         margin = limit2 - float(np.max(np.sum(w * w, axis=1)))
         return margin if math.isfinite(margin) else -1.0
 
     runaway.terminal = True
     runaway.direction = -1
-    sol = solve_ivp(
-        rhs, (times[0], times[-1]), rows0.ravel(), method="DOP853", t_eval=times,
-        rtol=rtol, atol=atol, max_step=dt, events=runaway,
-    )
+    try:
+        sol = solve_ivp(
+            rhs, (times[0], times[-1]), rows0.ravel(), method="DOP853", t_eval=times,
+            rtol=rtol, atol=atol, max_step=dt, events=runaway,
+        )
+    except _TooManySteps as stop:
+        raise DivergenceError(t0 + stop.t, 2 * MAX_STEPS_DOP853,
+                              f"DOP853 took more than {2 * MAX_STEPS_DOP853:,} steps (rtol and atol ask for steps "
+                              f"far below dt here: loosen them)") from None
     if sol.status == 1:  # the event ended the run
         raise DivergenceError(t0 + float(sol.t_events[0][0]), max(1, steps[0] - 1),
                               "non-finite state or |omega| > 1e6 rad/s")

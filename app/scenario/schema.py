@@ -21,7 +21,9 @@ from ..physics.integrators import (
     DOP853_ATOL,
     DOP853_RTOL,
     INTEGRATORS,
+    check_run_size,
     integrator_options,
+    validate_tolerances,
 )
 from ..physics.loads import Force, Loads, Torque
 from ..physics.model import Model, compile_model
@@ -146,14 +148,21 @@ class SolverSpec:
             raise ParameterError("solver.dt", self.dt, f"be <= solver.duration ({self.duration:g} s)")
         try:
             integrator_options(self.reorthonormalize, self.reorthonormalize_every)
+            validate_tolerances(self.rtol, self.atol)
         except ParameterError as err:
             raise err.prefixed("solver") from None
+        # the same step budget as every run (simulate, export, the window's worker)
+        check_run_size(self.integrator, self.dt, self.duration, names=SOLVER_NAMES, samples=False)
 
     @property
     def options(self) -> dict:
         """Keyword arguments of :func:`~app.physics.integrators.simulate` besides dt."""
         return {"rtol": self.rtol, "atol": self.atol, "reorthonormalize": self.reorthonormalize,
                 "reorthonormalize_every": self.reorthonormalize_every}
+
+
+#: how :func:`check_run_size` names the solver's fields in a scenario's messages
+SOLVER_NAMES = {"dt": "solver.dt", "duration": "solver.duration"}
 
 
 def _is_positive_finite(value) -> bool:
@@ -181,6 +190,34 @@ class Scenario:
         self.initial_state
         self.applied_loads
         self.solver.validate()
+        self._check_derived()
+
+    def _check_derived(self) -> None:
+        """Refuse inputs each finite (at most 1e100) whose products are not: the initial
+        angular momentum L0 = R I omega and energy E0 = T + V (``tumble inspect`` prints
+        them; every run's drifts are relative to them)."""
+        from ..physics import diagnostics
+
+        body, s0 = self.rigid_body, self.initial_state
+        with np.errstate(over="ignore", invalid="ignore"):
+            checks = (
+                ("initial.angular_velocity", self.angular_velocity, "angular momentum L0 = I omega",
+                 diagnostics.angular_momentum(body, s0.q, s0.w)),
+                ("initial.angular_velocity", self.angular_velocity, "rotational energy 1/2 omega.I omega",
+                 diagnostics.rotational_energy(body, s0.w)),
+                ("initial.velocity", self.velocity, "kinetic energy 1/2 m |v|^2",
+                 0.5 * body.mass * np.dot(s0.v, s0.v)),
+                ("initial.position", self.position, "potential energy -m g.c",
+                 diagnostics.potential_energy(body, np.asarray(self.gravity, dtype=float), s0.c)),
+                ("initial.velocity", self.velocity, "momentum m v", body.mass * np.asarray(s0.v)),
+            )
+            energy = sum(float(value) for _, _, _, value in checks[1:4])
+        for field_name, value, what, derived in checks:
+            if not np.all(np.isfinite(derived)):
+                raise ParameterError(field_name, value, f"give a finite {what} with this body "
+                                     f"(mass {body.mass:.3g} kg, largest moment {np.max(body.principal()[0]):.3g} kg m^2)")
+        if not math.isfinite(energy):
+            raise ParameterError("initial.velocity", self.velocity, "give a finite energy E0 = T + V with this body")
 
     def replace(self, **changes) -> "Scenario":
         """A new validated scenario with some fields changed."""

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..physics import diagnostics, quaternion as quat
 from ..physics.errors import DivergenceError
-from ..physics.integrators import INTEGRATORS, check_exact_applies, simulate
+from ..physics.integrators import INTEGRATORS, check_exact_applies, check_run_size, simulate
 from ..physics.errors import ParameterError
 from ..physics.state import State
 from ..scenario import Scenario
@@ -101,6 +101,27 @@ def _timed(fn) -> float:
     return best
 
 
+def _batch_span(name: str, dt: float, duration: float) -> float:
+    """Simulated time of the batched speed measurement (s)."""
+    if name in ("dop853", "exact"):
+        return min(duration, max(10 * dt, 0.01))
+    return min(duration, max(100 * dt, 0.1))
+
+
+def check_bench_size(scenarios: list[Scenario], integrators: list[str] | None, dts: list[float]) -> None:
+    """Refuse, before any work, a step that would take one of the runs past the step or
+    sample budget (:func:`~app.physics.integrators.check_run_size`), in the name of ``--dt``."""
+    for sc in scenarios:
+        duration = sc.solver.duration
+        for dt in dts:
+            if dt > duration:
+                raise ParameterError("--dt", dt, f"be <= the scenario's duration ({duration:g} s)")
+            for name in integrators or INTEGRATORS:
+                check_run_size(name, dt, duration, _sample_for(dt, duration), names={"dt": "--dt", "sample": "--dt"})
+                check_run_size(name, dt, _batch_span(name, dt, duration), n_bodies=BATCH_BODIES,
+                               names={"dt": "--dt"})
+
+
 def run_bench(
     scenarios: list[Scenario],
     integrators: list[str] | None = None,
@@ -138,6 +159,8 @@ def run_bench(
                 return refs[kind]
 
             for name in integrators:
+                if progress:
+                    progress(done / total, f"{sc.name} {name} dt={dt:g}")
                 row = {"scenario": sc.name, "integrator": name, "dt": dt}
                 try:
                     if name == "exact" and not exact_ok:
@@ -151,7 +174,7 @@ def run_bench(
                     n_steps = math.ceil(duration / dt * (1 - 1e-9))
                     row["wall_per_sim_s"] = wall / duration
                     row["steps_per_s"] = n_steps / wall
-                    batch_t = min(duration, max(100 * dt, 0.1)) if name not in ("dop853", "exact") else min(duration, max(10 * dt, 0.01))
+                    batch_t = _batch_span(name, dt, duration)
                     batch_steps = max(1, math.ceil(batch_t / dt * (1 - 1e-9)))
                     rng = np.random.default_rng(0)
                     wb = state0.w + 1e-3 * np.linalg.norm(state0.w) * rng.standard_normal((BATCH_BODIES, 3))
@@ -189,3 +212,66 @@ def markdown_table(rows: list[dict]) -> str:
             cells[3] = "n/a: " + r["error"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+#: widest line of :func:`text_table` (characters): fits an 100-column terminal
+TEXT_WIDTH = 100
+#: (header, row key, format) of the columns :func:`text_table` shows
+TEXT_COLUMNS = (
+    ("angle max", "angle_err_max", "{:.1e}"),
+    ("ω max", "omega_err_max", "{:.1e}"),
+    ("c max", "pos_err_max", "{:.1e}"),
+    ("E drift", "E_drift_max", "{:.1e}"),
+    ("L drift", "L_drift_max", "{:.1e}"),
+    ("ms/sim s", "wall_per_sim_s", "{:.3g}"),
+    ("batch M/s", "batch_body_steps_per_s", "{:.3g}"),
+)
+TEXT_LEGEND = (
+    "angle: orientation error (rad), ω: omega error (rad/s), c: centre-of-mass error (m), the largest "
+    "over the run against the reference (the exact solution; DOP853 at rtol "
+    f"{REFERENCE_RTOL:g} where torques act, and for exact itself); E drift, L drift: largest relative drift of the energy and "
+    "of the world angular momentum; ms/sim s: wall milliseconds per simulated second, best of "
+    f"{TIMING_REPEATS}; batch M/s: million body-steps per second with {BATCH_BODIES} bodies. "
+    "--wide prints every figure, --json the rows."
+)
+
+
+#: widest figure of :func:`text_table` (characters)
+CELL_WIDTH = 7
+
+
+def _fit(text: str, value: float) -> str:
+    """``text``, or ``value`` with no decimals if a three-digit exponent makes it too wide."""
+    return text if len(text) <= CELL_WIDTH else f"{value:.0e}"
+
+
+def text_table(rows: list[dict], width: int = TEXT_WIDTH) -> str:
+    """The main figures as aligned text, one table per scenario, at most ``width`` columns
+    (the rest is in :func:`markdown_table`); a row that does not apply says why below."""
+    import textwrap
+
+    from ..physics.errors import shorten
+
+    out, notes = [], []
+    for scenario in dict.fromkeys(r["scenario"] for r in rows):
+        table = [["integrator", "dt"] + [head for head, _, _ in TEXT_COLUMNS]]
+        for r in (r for r in rows if r["scenario"] == scenario):
+            cells = [r["integrator"], f"{r['dt']:g}"]
+            for _, key, fmt in TEXT_COLUMNS:
+                val = r.get(key, math.nan)
+                scale = 1e3 if key == "wall_per_sim_s" else 1e-6 if key == "batch_body_steps_per_s" else 1.0
+                cells.append("-" if not math.isfinite(val) else _fit(fmt.format(val * scale), val * scale))
+            if "error" in r:
+                notes.append(f"[{len(notes) + 1}] {r['integrator']}, dt {r['dt']:g}: {r['error']}")
+                cells[2] = f"n/a [{len(notes)}]"
+            table.append(cells)
+        widths = [max(len(row[k]) for row in table) for k in range(len(table[0]))]
+        out.append(shorten(f"{scenario}:", width))
+        for row in table:
+            line = "  ".join(c.ljust(w) if k < 2 else c.rjust(w) for k, (c, w) in enumerate(zip(row, widths)))
+            out.append(line.rstrip())
+        out.append("")
+    for note in notes:
+        out.extend(textwrap.wrap(note, width, subsequent_indent="    "))
+    out.extend(textwrap.wrap(TEXT_LEGEND, width))
+    return "\n".join(out)

@@ -47,7 +47,8 @@ import numpy as np
 
 from ..physics.body import Body
 from ..physics.errors import ParameterError
-from ..physics.integrators import simulate
+from ..physics.body import EQUAL_MOMENTS
+from ..physics.integrators import MAX_SAMPLES, check_run_size, simulate
 from ..physics.model import compile_model
 from ..physics.state import State
 
@@ -62,10 +63,14 @@ CHUNK_BYTES = 48 * 2**20
 BYTES_PER_SAMPLE = 2 * 13 * 8
 #: the run is split into at least this many chunks, so that progress moves smoothly
 MIN_CHUNKS = 25
-#: moments within this relative amount of each other count as equal (a symmetric body)
-SYMMETRY_SLACK = 1e-9
+#: moments within this relative amount of each other count as equal (a symmetric body):
+#: the physics' own rule (:func:`app.physics.body.has_intermediate_axis`)
+SYMMETRY_SLACK = EQUAL_MOMENTS
 DEFAULT_DIRECTIONS = 2000
 DEFAULT_DURATION = 20.0
+#: most directions of one map: each chunk of the run holds at least two samples of every
+#: direction, within the run's sample budget
+MAX_DIRECTIONS = MAX_SAMPLES // 2
 
 
 @dataclass(frozen=True)
@@ -168,8 +173,8 @@ def choose_dt(moments, omega_norm: float, duration: float) -> float:
 def axis_labels(moments) -> tuple:
     """Labels of the principal axes (ascending moments) with their stability."""
     i1, i2, i3 = moments
-    close12 = i2 - i1 <= SYMMETRY_SLACK * i3
-    close23 = i3 - i2 <= SYMMETRY_SLACK * i3
+    close12 = not i2 - i1 > SYMMETRY_SLACK * i3  # the negation of has_intermediate_axis's test
+    close23 = not i3 - i2 > SYMMETRY_SLACK * i3
     if close12 and close23:
         return ("axis 1: neutral (sphere)", "axis 2: neutral (sphere)", "axis 3: neutral (sphere)")
     if close12:
@@ -189,6 +194,7 @@ def stability_map(
     progress: Callable[[float], None] | None = None,
     predict: bool = True,
     min_chunks: int = MIN_CHUNKS,
+    blame: str = "duration",
 ) -> StabilityMap:
     """Sweep the initial spin axis over the sphere and measure how far omega wanders.
 
@@ -215,6 +221,9 @@ def stability_map(
         Split the run into at least this many batched calls. Each call holds the
         interpreter lock throughout, so a window computing the map on a thread asks for
         more, shorter ones to keep its display going.
+    blame : str
+        ``"duration"`` or ``"directions"``: which one a map past the step budget
+        (:data:`app.physics.integrators.MAX_STEPS` body-steps) is refused in the name of.
 
     Returns
     -------
@@ -229,8 +238,9 @@ def stability_map(
     """
     if not (isinstance(omega_norm, (int, float, np.floating)) and math.isfinite(omega_norm) and omega_norm > 0):
         raise ParameterError("angular_velocity", omega_norm, "have a finite magnitude > 0 (it sets the spin rate of the map)")
-    if isinstance(n_directions, bool) or not isinstance(n_directions, (int, np.integer)) or n_directions < 1:
-        raise ParameterError("directions", n_directions, "be a whole number >= 1")
+    if isinstance(n_directions, bool) or not isinstance(n_directions, (int, np.integer)) or \
+            not 1 <= n_directions <= MAX_DIRECTIONS:
+        raise ParameterError("directions", n_directions, f"be a whole number from 1 to {MAX_DIRECTIONS:,}")
     if not (isinstance(duration, (int, float)) and math.isfinite(duration) and duration > 0):
         raise ParameterError("duration", duration, "be a finite number > 0 (s)")
     moments, axes = body.principal()
@@ -238,6 +248,9 @@ def stability_map(
         dt = choose_dt(moments, omega_norm, duration)
     if not (math.isfinite(dt) and 0 < dt <= duration):
         raise ParameterError("dt", dt, f"be a finite number > 0 and <= duration ({duration:g} s)")
+    check_run_size(integrator, dt, duration, sample=duration, n_bodies=int(n_directions),
+                   blame="bodies" if blame == "directions" else "duration",
+                   names={"bodies": "directions", "duration": "duration"})
 
     n = int(n_directions)
     directions = fibonacci_sphere(n)
@@ -254,9 +267,10 @@ def stability_map(
     done = 0
     while done < samples_total:
         k = min(per_chunk, samples_total - done)
-        span = min(k * sample, duration - state.t)
-        if span <= 1e-12 * duration:  # the previous chunk reached the end up to round-off
+        left = duration - state.t
+        if left <= 1e-12 * duration:  # the previous chunk reached the end up to round-off
             break
+        span = min(k * sample, left)
         traj = simulate(model, state, integrator, min(dt, span), span, sample=min(sample, span))
         w = traj.w[1:]
         cos = np.einsum("tnk,nk->tn", w, directions) / (np.linalg.norm(w, axis=-1) + 1e-300)
@@ -265,6 +279,8 @@ def stability_map(
         done += k
         if progress is not None:
             progress(min(1.0, state.t / duration))
+    if state.t < duration * (1 - 1e-9):  # pragma: no cover - a map must cover its whole run
+        raise RuntimeError(f"stability map stopped at t = {state.t:g} s of {duration:g} s")
     wander = np.arccos(np.clip(best_cos, -1.0, 1.0))
 
     flip_period = np.full(n, np.nan)

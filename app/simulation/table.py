@@ -31,7 +31,7 @@ import numpy as np
 
 from ..atomic import atomic_path
 from ..physics import diagnostics, quaternion as quat
-from ..physics.errors import ParameterError
+from ..physics.errors import DivergenceError, ParameterError
 
 DEFAULT_COLUMNS = ("t", "cx", "cy", "cz", "vx", "vy", "vz", "qw", "qx", "qy", "qz",
                    "wx", "wy", "wz", "Lx", "Ly", "Lz", "T", "V", "E")
@@ -112,3 +112,19 @@ def write_table(path, table: dict) -> None:
             with open(tmp, "w", encoding="utf-8") as fh:
                 fh.write(",".join(table) + "\n")
                 np.savetxt(fh, data, delimiter=",", fmt="%.17g")
+
+
+def check_finite(table: dict) -> None:
+    """Raise :class:`~app.physics.errors.DivergenceError` at the first row holding a
+    non-finite value: a quantity derived from a finite state (an energy, a momentum) can
+    still overflow, and a table of infinities is not a result."""
+    first = None
+    for name, column in table.items():
+        bad = ~np.isfinite(column)
+        if bad.any():
+            row = int(np.argmax(bad))
+            if first is None or row < first[0]:
+                first = (row, name)
+    if first is not None:
+        row, name = first
+        raise DivergenceError(float(table["t"][row]), row, f"column {name} of row {row} is not finite (it overflowed)")

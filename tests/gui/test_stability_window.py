@@ -133,7 +133,7 @@ def test_a_double_click_on_the_map_loads_that_spin_into_a_main_window(open_stabi
 
 
 def test_closing_while_computing_stops_the_job_and_the_worker(open_stability):
-    window = open_stability(directions=20000, duration=120.0, wait_map=False)
+    window = open_stability(directions=20000, duration=60.0, wait_map=False)  # 9e7 body-steps: within the budget
     job, worker = window.job, window.worker
     assert job.is_alive()
     window.close()

@@ -1,0 +1,163 @@
+"""Shared pieces of the command line: numbers read strictly, output paths, the solver's
+flags, progress on stderr. Each is the one place its rule lives (``app.cli`` and every
+subcommand use them)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import re
+import sys
+from pathlib import Path
+
+#: a plain decimal number: ASCII digits with an optional sign, point and exponent. float()
+#: alone would also take "1_000", digits of other scripts, spaces, "inf" and "nan"
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+_WHOLE = re.compile(r"[+-]?[0-9]+", re.ASCII)
+#: longest number text read (a longer one is refused before any conversion)
+MAX_NUMBER_CHARS = 40
+#: what a number on the command line must look like, in the words of a refusal
+PLAIN = "(written in ASCII digits with an optional sign, point and exponent)"
+
+
+def parse_number(text: str, flag: str, rule: str, whole: bool = False):
+    """The one place the command line reads a number.
+
+    ``text`` must be a plain decimal number (a whole one if ``whole``), finite and at most
+    1e100 in magnitude like every number in a scenario file. Returns a float (an int if
+    ``whole``); raises :class:`ParameterError` ``"{flag} must {rule}, got {text}"``.
+    """
+    from .physics.errors import ParameterError
+    from .scenario.schema import MAX_MAGNITUDE
+
+    text = str(text)
+    if len(text) > MAX_NUMBER_CHARS or not (_WHOLE if whole else _NUMBER).fullmatch(text):
+        raise ParameterError(flag, text, f"{rule} {PLAIN}")
+    value = int(text) if whole else float(text)
+    if not math.isfinite(value) or abs(value) > MAX_MAGNITUDE:
+        raise ParameterError(flag, text, f"{rule}, at most {MAX_MAGNITUDE:g} in magnitude")
+    return value
+
+
+def number_type(flag: str, rule: str, accept=lambda value: True, whole: bool = False):
+    """An argparse ``type`` reading ``flag`` with :func:`parse_number` and ``accept``."""
+    from .physics.errors import ParameterError
+
+    def parse(text):
+        try:
+            value = parse_number(text, flag, rule, whole)
+            if not accept(value):
+                raise ParameterError(flag, text, rule)
+        except ParameterError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+        return value
+    return parse
+
+
+def positive(flag):
+    return number_type(flag, "be a finite number > 0", lambda v: v > 0)
+
+
+def nonnegative(flag):
+    return number_type(flag, "be a finite number >= 0", lambda v: v >= 0)
+
+
+def whole(flag, lowest, highest):
+    return number_type(flag, f"be a whole number from {lowest:,} to {highest:,}",
+                        lambda v: lowest <= v <= highest, whole=True)
+
+
+def number_flag(flag):
+    """A number whose range the command checks later (the export plan's rules)."""
+    return number_type(flag, "be a number")
+
+
+def parse_point(text: str, flag: str = "--point") -> list:
+    """``X,Y,Z``: three plain numbers (m), each at most 1e100 in magnitude."""
+    from .physics.errors import ParameterError
+
+    parts = str(text).split(",")
+    rule = "be three numbers x,y,z (m)"
+    if len(parts) != 3:
+        raise ParameterError(flag, text, rule)
+    return [parse_number(part, flag, rule) for part in parts]
+
+
+class ProgressBar:
+    """Progress of a long command on stderr (tqdm), drawn only when stderr is a terminal,
+    so that a refusal or a failure in a script is still the one line it prints.
+
+    Call it with the fraction done (0 to 1) and a note; use it as a context manager so
+    the bar is closed before an error or "interrupted" is printed.
+    """
+
+    #: steps of the bar (the fraction is shown to 0.1%)
+    STEPS = 1000
+
+    def __init__(self, label: str, stream=None):
+        from tqdm import tqdm
+
+        self.stream = stream or sys.stderr
+        self.enabled = hasattr(self.stream, "isatty") and self.stream.isatty()
+        try:  # a terminal that reports no size (a fresh pseudo-terminal) gets 80 x 24
+            columns, rows = os.get_terminal_size(self.stream.fileno()) if self.enabled else (0, 0)
+        except (OSError, ValueError, AttributeError):
+            columns, rows = 0, 0
+        self._bar = tqdm(total=self.STEPS, desc=label, file=self.stream, disable=not self.enabled,
+                         ncols=min(columns or 80, 100), nrows=rows or 24, leave=True,
+                         bar_format="{desc} {percentage:5.1f}%|{bar}| {elapsed}<{remaining} {postfix}")
+
+    def __call__(self, fraction: float, note: str = "") -> None:
+        if not self.enabled:
+            return
+        self._bar.n = int(round(self.STEPS * min(max(float(fraction), 0.0), 1.0)))
+        if note:
+            self._bar.set_postfix_str(note[:40], refresh=False)
+        self._bar.refresh()
+
+    def close(self) -> None:
+        self._bar.close()
+
+    def __enter__(self) -> "ProgressBar":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def check_out(path: str, suffixes: tuple[str, ...], flag: str = "--out") -> Path:
+    """The output path if it ends in one of ``suffixes`` and can be written (app.atomic)."""
+    from .atomic import check_target
+    from .physics.errors import ParameterError
+
+    if not str(path).endswith(("/", os.sep)) and Path(path).suffix.lower() not in suffixes:
+        raise ParameterError(flag, path, f"end in {' or '.join(suffixes)}")
+    return check_target(path, flag)
+
+
+def with_solver_flags(sc, args, keys=("integrator", "dt", "duration")):
+    """``sc`` with the solver options given on the command line; a refusal names the flag
+    the user gave (``--duration``, ``--dt``), else the scenario's field."""
+    from .physics.errors import ParameterError
+    from .physics.integrators import check_run_size
+    from .scenario import SolverSpec
+
+    changes = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
+    if not changes:
+        return sc
+    solver = SolverSpec(**{**sc.solver.__dict__, **changes})
+    names = {k: f"--{k}" if k in changes else f"solver.{k}" for k in ("dt", "duration")}
+    if solver.dt > solver.duration:
+        if "duration" in changes and "dt" not in changes:
+            raise ParameterError("--duration", solver.duration, f"be >= the scenario's step dt ({solver.dt:g} s)")
+        raise ParameterError("--dt", solver.dt, f"be <= the duration ({solver.duration:g} s)")
+    check_run_size(solver.integrator, solver.dt, solver.duration, names=names, samples=False,
+                   blame="duration" if "duration" in changes and "dt" not in changes else "step")
+    try:
+        return sc.replace(solver=solver)
+    except ParameterError as err:
+        for key in changes:
+            if err.field == f"solver.{key}":
+                raise ParameterError(f"--{key}", err.value, err.rule) from None
+        raise
