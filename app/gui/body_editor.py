@@ -1,0 +1,220 @@
+"""The panel's Body box: shape with its sizes, a custom inertia tensor or a mesh file, and
+the principal moments. GUI thread only."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+from PyQt5.QtCore import Qt, pyqtSignal
+from PyQt5.QtWidgets import QCheckBox, QComboBox, QFormLayout, QGridLayout, QGroupBox, QLabel, QWidget
+
+from ..physics.body import Body, equivalent_box_size, has_intermediate_axis
+from ..physics.errors import ParameterError
+from ..scenario import SHAPES, BodySpec
+from ..scene.style import AXIS_HEX
+from .fields import NumberField, hint
+
+#: labels of the size entries of each shape (all in metres)
+SIZE_LABELS = {
+    "box": ("edge x", "edge y", "edge z"),
+    "ellipsoid": ("semi-axis x", "semi-axis y", "semi-axis z"),
+    "cylinder": ("radius", "height (along z)"),
+    "t-handle": ("shaft length", "shaft radius", "bar length", "bar radius"),
+}
+#: sizes used when switching to a shape whose entries cannot be carried over
+DEFAULT_SIZES = {
+    "box": (0.1, 0.4, 0.9),
+    "ellipsoid": (0.05, 0.2, 0.45),
+    "cylinder": (0.1, 0.4),
+    "t-handle": (0.06, 0.006, 0.1, 0.008),
+}
+INERTIA_LABELS = ("Jxx", "Jyy", "Jzz", "Jyz", "Jxz", "Jxy")
+
+
+class BodyEditor(QGroupBox):
+    """Edits a :class:`~app.scenario.BodySpec`.
+
+    Signals (GUI thread): ``edited()`` when the user changed the body; ``apply_requested()``
+    on Enter in one of its fields.
+    """
+
+    edited = pyqtSignal()
+    apply_requested = pyqtSignal()
+
+    def __init__(self, parent=None):
+        super().__init__("Body", parent)
+        self._base: BodySpec | None = None
+        self._shown_shape: str | None = None
+        self._filling = False
+        self.fields: list[NumberField] = []
+        form = self._form = QFormLayout(self)
+        form.setLabelAlignment(Qt.AlignRight)
+        self.shape = QComboBox()
+        self.shape.addItems(SHAPES)
+        self.shape.setToolTip("custom: give the inertia tensor; drawn as the box with the same principal moments")
+        self.shape.activated.connect(self._shape_chosen)
+        form.addRow("shape", self.shape)
+        self.mass = self._field("body.mass", "mass (kg)")
+        form.addRow("mass (kg)", self.mass)
+        self.size_fields = [self._field(f"body.size[{k}]") for k in range(4)]
+        self.size_labels = [QLabel() for _ in range(4)]
+        self.size_grid = QWidget()
+        grid = QGridLayout(self.size_grid)
+        grid.setContentsMargins(0, 0, 0, 0)
+        for k in range(4):
+            grid.addWidget(self.size_labels[k], k // 2 * 2, k % 2)
+            grid.addWidget(self.size_fields[k], k // 2 * 2 + 1, k % 2)
+        form.addRow("size (m)", self.size_grid)
+        self.inertia_fields = [self._field(f"body.inertia[{k}]", f"{name} (kg m^2)")
+                               for k, name in enumerate(INERTIA_LABELS)]
+        self.inertia_grid = QWidget()
+        grid = QGridLayout(self.inertia_grid)
+        grid.setContentsMargins(0, 0, 0, 0)
+        for k, name in enumerate(INERTIA_LABELS):
+            grid.addWidget(QLabel(name), k // 3 * 2, k % 3)
+            grid.addWidget(self.inertia_fields[k], k // 3 * 2 + 1, k % 3)
+        form.addRow("inertia\n(kg m²)", self.inertia_grid)
+        self.mesh_label = hint("")
+        form.addRow(self.mesh_label)
+        self.allow_unphysical = QCheckBox("allow I1 + I2 < I3 (unphysical)")
+        self.allow_unphysical.toggled.connect(self._edited)
+        form.addRow("", self.allow_unphysical)
+        self.moments = QLabel()
+        self.moments.setObjectName("moments")
+        self.moments.setTextFormat(Qt.RichText)
+        self.moments.setWordWrap(True)
+        form.addRow(self.moments)
+
+    def _field(self, name: str, tooltip: str = "") -> NumberField:
+        f = NumberField(name, tooltip)
+        f.returnPressed.connect(self.apply_requested)
+        f.textEdited.connect(self._edited)
+        self.fields.append(f)
+        return f
+
+    # ------------------------------------------------------------------ filling
+
+    def show_body(self, spec: BodySpec, body: Body) -> None:
+        """Show ``spec`` (built as ``body``) as the running body (no signal emitted)."""
+        self._base = spec
+        self._filling = True
+        try:
+            self.shape.setCurrentText(spec.shape)
+            self.mass.set_value(body.mass)
+            self.mass.setEnabled(not (spec.shape == "mesh" and spec.mass is None))
+            self.mesh_label.setText(f"mesh file: {spec.mesh}" if spec.shape == "mesh" else "")
+            if spec.shape in SIZE_LABELS:
+                for f, v in zip(self.size_fields, spec.size):
+                    f.set_value(v)
+            else:  # custom and mesh bodies: show their tensor (edits switch a mesh to custom)
+                self._fill_inertia(body.inertia)
+            self.allow_unphysical.setChecked(bool(spec.allow_unphysical))
+            self._show_shape_fields(spec.shape)
+            self._shown_shape = spec.shape
+        finally:
+            self._filling = False
+        self.update_moments()
+
+    def _fill_inertia(self, J: np.ndarray) -> None:
+        for f, v in zip(self.inertia_fields, (J[0, 0], J[1, 1], J[2, 2], J[1, 2], J[0, 2], J[0, 1])):
+            f.set_value(v)
+
+    def _show_shape_fields(self, shape: str) -> None:
+        custom = shape == "custom"
+        self.mesh_label.setVisible(shape == "mesh")
+        self.size_grid.setVisible(shape in SIZE_LABELS)
+        self.inertia_grid.setVisible(custom)
+        self.allow_unphysical.setVisible(custom)
+        for w in (self.size_grid, self.inertia_grid):
+            label = self._form.labelForField(w)
+            if label is not None:
+                label.setVisible(not w.isHidden())
+        labels = SIZE_LABELS.get(shape, ())
+        for k in range(4):
+            on = k < len(labels)
+            self.size_fields[k].setVisible(on)
+            self.size_labels[k].setVisible(on)
+            if on:
+                self.size_labels[k].setText(labels[k])
+                self.size_fields[k].field = f"body.size[{k}] ({labels[k]})"
+
+    # ------------------------------------------------------------------ reactions
+
+    def _edited(self, *_args) -> None:
+        if self._filling:
+            return
+        self.update_moments()
+        self.edited.emit()
+
+    def _shape_chosen(self, _index: int) -> None:
+        shape = self.shape.currentText()
+        try:
+            current = self.spec(self._previous_shape()).build()
+        except ParameterError:
+            current = None
+        if shape == "custom":
+            if current is not None:
+                self._fill_inertia(current.inertia)
+        else:
+            n = len(SIZE_LABELS[shape])
+            sizes = DEFAULT_SIZES[shape]
+            if current is not None and n == 3 and shape in ("box", "ellipsoid"):
+                moments, _ = current.principal()
+                box = equivalent_box_size(current.mass, moments)
+                sizes = tuple(box if shape == "box" else box / 2)
+            for f, v in zip(self.size_fields, sizes):
+                f.set_value(v)
+        self._shown_shape = shape
+        self._show_shape_fields(shape)
+        self._edited()
+
+    def _previous_shape(self) -> str:
+        if self._shown_shape is not None:
+            return self._shown_shape
+        return self._base.shape if self._base is not None else "box"
+
+    def update_moments(self) -> None:
+        """Show the principal moments of the body the fields describe."""
+        try:
+            body = self.spec().build()
+        except ParameterError as err:
+            self.moments.setText(f"principal moments: — ({err.field} not valid yet)")
+            return
+        moments, axes = body.principal()
+        distinct = has_intermediate_axis(moments)
+        rows = []
+        for k in range(3):
+            a = axes[:, k]
+            j = int(np.argmax(np.abs(a)))
+            if abs(a[j]) > 1 - 1e-9:
+                along = f"<span style='color:{AXIS_HEX[j]}'>{'−' if a[j] < 0 else ''}body {'xyz'[j]}</span>"
+            else:
+                along = "[" + ", ".join(f"{x:.2f}" for x in a) + "]"
+            mark = " ← <b>intermediate</b> (unstable)" if k == 1 and distinct else ""
+            rows.append(f"I{k + 1} = {moments[k]:.4g} along {along}{mark}")
+        note = "" if distinct else "<br>two moments are equal: a symmetric body, no intermediate axis to flip about"
+        self.moments.setText("principal moments (kg m²):<br>" + "<br>".join(rows) + note)
+
+    # ------------------------------------------------------------------ collecting
+
+    def spec(self, shape: str | None = None) -> BodySpec:
+        """The body the fields describe (as ``shape`` if given); raises :class:`ParameterError`."""
+        shape = shape or self.shape.currentText()
+        base = self._base
+        same = base is not None and base.shape == shape
+        if shape == "mesh":
+            if not same:
+                raise ParameterError("body.mesh", None, "be given for shape = \"mesh\" (open a scenario file that names one)")
+            if base.mass is None:  # mass from density: the field shows it but is not editable
+                return base
+            return dataclasses.replace(base, mass=self.mass.value())
+        mass = self.mass.value()
+        if shape == "custom":
+            inertia = tuple(f.value() for f in self.inertia_fields)
+            if same:  # keeps the reference point (center_of_mass) of the scenario
+                return dataclasses.replace(base, mass=mass, inertia=inertia,
+                                           allow_unphysical=self.allow_unphysical.isChecked())
+            return BodySpec("custom", mass, None, inertia, self.allow_unphysical.isChecked())
+        n = len(SIZE_LABELS[shape])
+        return BodySpec(shape, mass, tuple(f.value() for f in self.size_fields[:n]), None, False)
