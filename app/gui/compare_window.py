@@ -248,6 +248,7 @@ class CompareWindow(QMainWindow):
         geometry = stored.value(GEOMETRY_KEY, QByteArray(), type=QByteArray)
         if self.persist and not geometry.isEmpty():
             self.restoreGeometry(geometry)
+        keys.show_notes(self.statusBar())  # values in the settings file that could not be read
 
         self._show_pair([w.latest() for w in self.workers])  # the first frame shows the bodies
         self.scene_view.ren_win.AddObserver("EndEvent", self._on_rendered)

@@ -166,6 +166,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._build_status()
         self._restore(stored)
+        keys.show_notes(self.statusBar())  # values in the settings file that could not be read
 
         self._show_scenario(self.worker.latest())  # the first frame already shows the body
         render_window = self.scene_view.ren_win

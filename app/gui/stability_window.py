@@ -193,6 +193,7 @@ class StabilityWindow(QMainWindow):
         geometry = stored.value(GEOMETRY_KEY, QByteArray(), type=QByteArray)
         if self.persist and not geometry.isEmpty():
             self.restoreGeometry(geometry)
+        keys.show_notes(self.statusBar())  # values in the settings file that could not be read
         self._show_selection(np.asarray(scenario.angular_velocity, dtype=float))
         self._show_info()
 
