@@ -1,10 +1,23 @@
-"""Small input widgets of the parameter panel: the number field and layout helpers."""
+"""Small input widgets of the parameter panel: the number field, layout helpers, the wheel guard."""
 
 from __future__ import annotations
 
 import math
 
-from PyQt5.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QSizePolicy, QWidget
+from PyQt5.QtCore import QEvent, QObject, QPointF, Qt
+from PyQt5.QtGui import QWheelEvent
+from PyQt5.QtWidgets import (
+    QAbstractScrollArea,
+    QAbstractSpinBox,
+    QApplication,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QSizePolicy,
+    QSlider,
+    QWidget,
+)
 
 from ..physics.errors import ParameterError
 from ..scenario.schema import MAX_MAGNITUDE
@@ -57,3 +70,34 @@ def hint(text: str) -> QLabel:
     label.setObjectName("hint")
     label.setWordWrap(True)
     return label
+
+
+#: the panel's widgets that change their value under the mouse wheel
+WHEEL_WIDGETS = (QComboBox, QAbstractSpinBox, QSlider)  # not the scroll bars: they are for the wheel
+
+
+class WheelGuard(QObject):
+    """Event filter: a field without the keyboard focus passes the wheel to the scroll area
+    around it instead of changing its value (one notch over a combo box used to change the
+    integrator while the user scrolled the panel)."""
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
+        if event.type() != QEvent.Wheel or watched.hasFocus():
+            return False
+        area = watched.parentWidget()
+        while area is not None and not isinstance(area, QAbstractScrollArea):
+            area = area.parentWidget()
+        if area is not None:
+            viewport = area.viewport()
+            at = QPointF(viewport.mapFromGlobal(event.globalPosition().toPoint()))
+            QApplication.sendEvent(viewport, QWheelEvent(
+                at, event.globalPosition(), event.pixelDelta(), event.angleDelta(), event.buttons(),
+                event.modifiers(), event.phase(), event.inverted(), event.source()))
+        return True
+
+    def guard(self, root: QWidget) -> None:
+        """Apply to ``root`` if it is such a widget, and to every such widget inside it."""
+        widgets = [root] if isinstance(root, WHEEL_WIDGETS) else []
+        for widget in widgets + root.findChildren(WHEEL_WIDGETS):
+            widget.setFocusPolicy(Qt.StrongFocus)  # the wheel does not give them the focus
+            widget.installEventFilter(self)

@@ -32,7 +32,7 @@ from ..physics.integrators import DESCRIPTIONS, INTEGRATORS
 from ..scenario import LoadSpec, Scenario, SolverSpec, load, preset_names
 from ..simulation import check_runnable
 from .body_editor import BodyEditor
-from .fields import NumberField, fmt, hint, vector_row
+from .fields import NumberField, WheelGuard, fmt, hint, vector_row
 
 CUSTOM_PRESET = "(edited)"
 #: standard gravity used when gravity is switched on with a zero vector (m/s^2)
@@ -56,9 +56,10 @@ class ParameterPanel(QWidget):
         self._scenario_preset: str | None = None
         self._filling = False
         self._all_fields: list[NumberField] = []
+        self._wheel_guard = WheelGuard(self)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
-        scroll = QScrollArea()
+        scroll = self.scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.NoFrame)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
@@ -75,6 +76,7 @@ class ParameterPanel(QWidget):
         self._build_solver()
         self._layout.addStretch(1)
         self._build_buttons(outer)
+        self._wheel_guard.guard(self)  # fields take the wheel only when focused
 
     # ------------------------------------------------------------------ building
 
@@ -271,6 +273,7 @@ class ParameterPanel(QWidget):
             combo.addItems(("torque", "force") if name == "kind" else ("body", "world"))
             combo.setCurrentText(getattr(spec, name))
             combo.activated.connect(self._edited)
+            self._wheel_guard.guard(combo)
             self.loads.setCellWidget(r, c, combo)
         for k in range(3):
             self.loads.setItem(r, 2 + k, QTableWidgetItem(fmt(spec.vector[k])))
