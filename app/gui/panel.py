@@ -298,14 +298,27 @@ class ParameterPanel(QWidget):
             if self.preset.findText(CUSTOM_PRESET) < 0:
                 self.preset.addItem(CUSTOM_PRESET)
             self.preset.setCurrentText(CUSTOM_PRESET)
+        if self.error.text():  # a refused edit is shown: follow its correction as it is typed
+            try:
+                self.build()
+            except ParameterError as err:
+                self._show_error(err)
+            else:
+                self._mark_invalid([])
+                self.error.setText("")
 
     def _set_clean(self) -> None:
         self.status.setText("")
         self.error.setText("")
+        self._mark_invalid([])
+
+    def _mark_invalid(self, fields) -> None:
+        """Outline ``fields`` in red, and only them."""
         for f in self._all_fields:
-            f.setProperty("invalid", False)
-            f.style().unpolish(f)
-            f.style().polish(f)
+            if bool(f.property("invalid")) != (f in fields):
+                f.setProperty("invalid", f in fields)
+                f.style().unpolish(f)
+                f.style().polish(f)
 
     def _preset_chosen(self, index: int) -> None:
         name = self.preset.itemText(index)
@@ -401,8 +414,4 @@ class ParameterPanel(QWidget):
         self.status.setText("")
         exact = [f for f in self._all_fields if f.field == err.field]
         base = err.field.split("[")[0]
-        for f in self._all_fields:
-            bad = f in exact if exact else f.field.split("[")[0] == base
-            f.setProperty("invalid", bool(bad))
-            f.style().unpolish(f)
-            f.style().polish(f)
+        self._mark_invalid(exact or [f for f in self._all_fields if f.field.split("[")[0] == base])

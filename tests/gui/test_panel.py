@@ -38,3 +38,33 @@ def test_the_wheel_scrolls_the_panel_instead_of_changing_an_unfocused_field(open
     before = panel.integrator.currentIndex()
     wheel(panel.integrator, -1)
     assert panel.integrator.currentIndex() != before
+
+
+def test_a_corrected_field_loses_its_red_outline_as_it_is_typed(open_window, qtbot):
+    window = open_window("t-handle", paused=True)
+    panel = window.panel
+    mass = panel.mass
+    mass.setFocus()
+    mass.selectAll()
+    qtbot.keyClicks(mass, "-1")
+    qtbot.keyClick(mass, Qt.Key_Return)
+    assert mass.property("invalid") is True and "body.mass" in panel.error.text()
+    mass.selectAll()
+    qtbot.keyClicks(mass, "0.0")  # on the way to 0.07: still refused
+    assert mass.property("invalid") is True and "body.mass" in panel.error.text()
+    qtbot.keyClicks(mass, "7")
+    assert not mass.property("invalid")
+    assert panel.error.text() == ""
+    assert "press Apply" in panel.status.text()
+    dt = panel.dt  # another field refused, then corrected by a revert
+    dt.setFocus()
+    dt.selectAll()
+    qtbot.keyClicks(dt, "0")
+    qtbot.keyClick(dt, Qt.Key_Return)
+    assert dt.property("invalid") is True and not mass.property("invalid")
+    qtbot.keyClick(dt, Qt.Key_Backspace)
+    qtbot.keyClicks(dt, "0.002")
+    assert not dt.property("invalid") and panel.error.text() == ""
+    qtbot.keyClick(dt, Qt.Key_Return)
+    qtbot.waitUntil(lambda: window.worker.latest().scenario.solver.dt == 0.002, timeout=WAIT_MS)
+    assert window.worker.latest().scenario.rigid_body.mass == 0.07
