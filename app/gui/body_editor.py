@@ -4,6 +4,8 @@ the principal moments. GUI thread only."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
+import math
 
 import numpy as np
 from PyQt5.QtCore import Qt, pyqtSignal
@@ -30,6 +32,31 @@ DEFAULT_SIZES = {
     "t-handle": (0.06, 0.006, 0.1, 0.008),
 }
 INERTIA_LABELS = ("Jxx", "Jyy", "Jzz", "Jyz", "Jxz", "Jxy")
+#: size of each shape with a body's principal moments, per edge of the equivalent box: a
+#: solid box has I_x = m/12 (b^2 + c^2), a solid ellipsoid I_x = m/5 (b^2 + c^2) in its
+#: semi-axes (Goldstein's table of moments), so semi-axis = edge * sqrt(5/12)
+EQUIVALENT_SOLIDS = {"box": 1.0, "ellipsoid": math.sqrt(5.0 / 12.0)}
+#: a shape change says so when the principal axes were this far from the body axes (deg)
+TILT_NOTE_DEG = 0.5
+
+
+def equivalent_sizes(body: Body, shape: str) -> tuple[tuple, float]:
+    """Sizes along body x, y, z of the uniform ``shape`` ("box" or "ellipsoid") with
+    ``body``'s mass and principal moments, and the largest angle (degrees) between a
+    principal axis and the body axis its edge is laid along.
+
+    Each principal axis keeps the body axis it is closest to (the permutation that best
+    matches them), so a mesh 15 cm along x and 23 cm along y becomes a box 0.15 x 0.23,
+    not one whose x and y are swapped because the moments come sorted.
+    """
+    moments, axes = body.principal()
+    edges = equivalent_box_size(body.mass, moments)  # along principal axes 1, 2, 3
+    along = max(itertools.permutations(range(3)), key=lambda p: sum(abs(axes[p[k], k]) for k in range(3)))
+    sizes = np.empty(3)
+    for k, j in enumerate(along):
+        sizes[j] = edges[k] * EQUIVALENT_SOLIDS[shape]
+    tilt = max(math.degrees(math.acos(min(1.0, abs(axes[j, k])))) for k, j in enumerate(along))
+    return tuple(float(x) for x in sizes), tilt
 
 
 class BodyEditor(QGroupBox):
@@ -55,6 +82,9 @@ class BodyEditor(QGroupBox):
         self.shape.setToolTip("custom: give the inertia tensor; drawn as the box with the same principal moments")
         self.shape.activated.connect(self._shape_chosen)
         form.addRow("shape", self.shape)
+        self.shape_note = hint("")
+        self.shape_note.hide()
+        form.addRow(self.shape_note)
         self.mass = self._field("body.mass", "mass (kg)")
         form.addRow("mass (kg)", self.mass)
         self.size_fields = [self._field(f"body.size[{k}]") for k in range(4)]
@@ -99,6 +129,7 @@ class BodyEditor(QGroupBox):
         """Show ``spec`` (built as ``body``) as the running body (no signal emitted)."""
         self._base = spec
         self._filling = True
+        self.shape_note.hide()
         try:
             self.shape.setCurrentText(spec.shape)
             self.mass.set_value(body.mass)
@@ -153,18 +184,21 @@ class BodyEditor(QGroupBox):
             current = self.spec(self._previous_shape()).build()
         except ParameterError:
             current = None
+        note = ""
         if shape == "custom":
             if current is not None:
                 self._fill_inertia(current.inertia)
         else:
-            n = len(SIZE_LABELS[shape])
             sizes = DEFAULT_SIZES[shape]
-            if current is not None and n == 3 and shape in ("box", "ellipsoid"):
-                moments, _ = current.principal()
-                box = equivalent_box_size(current.mass, moments)
-                sizes = tuple(box if shape == "box" else box / 2)
+            if current is not None and shape in EQUIVALENT_SOLIDS:
+                sizes, tilt = equivalent_sizes(current, shape)
+                if tilt > TILT_NOTE_DEG:
+                    note = (f"The {shape}'s axes are the body axes; the principal axes were up to {tilt:.0f}° "
+                            f"from them, so its tensor is theirs turned onto the body axes.")
             for f, v in zip(self.size_fields, sizes):
                 f.set_value(v)
+        self.shape_note.setText(note)
+        self.shape_note.setVisible(bool(note))
         self._shown_shape = shape
         self._show_shape_fields(shape)
         self._edited()

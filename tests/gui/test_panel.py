@@ -3,11 +3,19 @@ changes, mesh files and the texts derived from the running scenario."""
 
 from __future__ import annotations
 
+import numpy as np
+import pytest
 from PyQt5.QtCore import QPoint, QPointF, Qt
 from PyQt5.QtGui import QWheelEvent
 from PyQt5.QtWidgets import QApplication
 
+from app.physics import body as bodies
+from app.physics.analysis import predicted_flip_period
+from app.scenario import load
+
 WAIT_MS = 15000
+#: largest relative rounding of a number shown in a panel field (6 significant digits)
+FIELD_RTOL = 5e-6
 
 
 def wheel(widget, notches: int = -1) -> None:
@@ -68,3 +76,53 @@ def test_a_corrected_field_loses_its_red_outline_as_it_is_typed(open_window, qtb
     qtbot.keyClick(dt, Qt.Key_Return)
     qtbot.waitUntil(lambda: window.worker.latest().scenario.solver.dt == 0.002, timeout=WAIT_MS)
     assert window.worker.latest().scenario.rigid_body.mass == 0.07
+
+
+def choose_shape(panel, shape: str) -> None:
+    index = panel.shape.findText(shape)
+    panel.shape.setCurrentIndex(index)
+    panel.shape.activated.emit(index)
+
+
+@pytest.mark.parametrize("preset", ["book", "phone"])
+@pytest.mark.parametrize("shape", ["box", "ellipsoid"])
+def test_a_shape_change_keeps_the_body_axes_and_the_moments(open_window, qtbot, preset, shape):
+    window = open_window(preset, paused=True)
+    mesh_body = window.worker.latest().scenario.rigid_body
+    extent = np.ptp(mesh_body.mesh_vertices, axis=0)
+    period = predicted_flip_period(mesh_body, load(preset).angular_velocity)
+    assert period is not None
+    choose_shape(window.panel, shape)
+    assert window.panel.apply()
+    qtbot.waitUntil(lambda: window.worker.latest().scenario.body.shape == shape, timeout=WAIT_MS)
+    sc = window.worker.latest().scenario
+    size = np.array(sc.body.size)
+    # each edge lies along the body axis of the mesh's extent of that rank
+    assert list(np.argsort(size)) == list(np.argsort(extent))
+    if len(mesh_body.mesh_faces) == 12:  # the book is a plain box: its equivalent box is itself
+        factor = 1.0 if shape == "box" else np.sqrt(5 / 12)
+        np.testing.assert_allclose(size, extent * factor, rtol=FIELD_RTOL)
+    # sizes pass through fields of 6 significant digits; moments go as size squared
+    np.testing.assert_allclose(sc.rigid_body.inertia, mesh_body.inertia, rtol=2 * FIELD_RTOL,
+                               atol=2 * FIELD_RTOL * mesh_body.inertia.max())
+    assert predicted_flip_period(sc.rigid_body, sc.angular_velocity) == pytest.approx(period, rel=10 * FIELD_RTOL)
+    assert not window.panel.body_editor.shape_note.isVisible()
+
+
+def test_a_tilted_tensor_becomes_a_box_along_the_body_axes_with_a_note(open_window):
+    window = open_window("t-handle", paused=True)
+    panel = window.panel
+    choose_shape(panel, "custom")
+    c, s = np.cos(np.radians(20)), np.sin(np.radians(20))
+    turn = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+    J = turn @ np.diag([1.0, 2.0, 2.5]) @ turn.T
+    for f, v in zip(panel.inertia_fields, (J[0, 0], J[1, 1], J[2, 2], J[1, 2], J[0, 2], J[0, 1])):
+        f.setText(repr(float(v)))
+    panel.mass.setText("3")
+    choose_shape(panel, "box")
+    moments = np.linalg.eigvalsh(J)
+    box = [f.value() for f in panel.size_fields[:3]]
+    np.testing.assert_allclose(sorted(np.diag(bodies.box(3.0, box).inertia)), moments, rtol=2 * FIELD_RTOL)
+    assert box[0] > box[1]  # the smallest moment's axis is 20 degrees from x: the longest edge goes there
+    note = panel.body_editor.shape_note
+    assert note.isVisible() and "20°" in note.text()
