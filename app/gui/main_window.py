@@ -27,7 +27,6 @@ from PyQt5.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDockWidget,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QMainWindow,
@@ -52,6 +51,7 @@ from ..simulation import MAX_SPEED, MIN_SPEED, SimulationWorker
 from ..simulation.table import trajectory_table, write_table
 from ..simulation.worker import RECORD_INTERVAL_S
 from . import settings as keys
+from .file_dialogs import file_stem, open_path, save_path
 from .ghost import ExactGhost
 from .panel import ParameterPanel
 from .plots import DEFAULT_WINDOW, MAX_POINTS, WINDOWS, PlotsPanel
@@ -440,7 +440,7 @@ class MainWindow(QMainWindow):
         self.scene_view.update()
 
     def open_scenario(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open scenario", "", "Scenario (*.toml);;All files (*)")
+        path = open_path(self, "Open scenario", "Scenario (*.toml);;All files (*)")
         if not path:
             return
         try:
@@ -453,14 +453,16 @@ class MainWindow(QMainWindow):
 
     def save_scenario(self) -> None:
         sc = self.panel.scenario
-        default = f"{sc.name.lower().replace(' ', '-')}.toml" if sc else "scenario.toml"
-        path, _ = QFileDialog.getSaveFileName(self, "Save scenario", default, "Scenario (*.toml)")
+        default = f"{file_stem(sc.name)}.toml" if sc else "scenario.toml"
+        path, _ = save_path(self, "Save scenario", default, "Scenario (*.toml)")
         if not path:
             return
         try:
             save(sc, path)
         except OSError as err:
             QMessageBox.warning(self, "Scenario not saved", f"{path}: {err.strerror or err}")
+            return
+        self.statusBar().showMessage(f"Saved the scenario to {path}", STATUS_MESSAGE_MS)
 
     #: ``tumble export`` arguments that choose this window's view, and its name (main: none)
     EXPORT_VIEW_ARGS: tuple = ()
@@ -475,9 +477,8 @@ class MainWindow(QMainWindow):
 
     def export_trajectory_dialog(self) -> None:
         sc = self.panel.scenario
-        default = f"{sc.name.lower().replace(' ', '-')}.csv"
-        path, chosen = QFileDialog.getSaveFileName(self, "Export trajectory", default,
-                                                   "CSV table (*.csv);;NumPy arrays (*.npz)")
+        default = f"{file_stem(sc.name)}.csv"
+        path, chosen = save_path(self, "Export trajectory", default, "CSV table (*.csv);;NumPy arrays (*.npz)")
         if not path:
             return
         if Path(path).suffix.lower() not in (".csv", ".npz"):
@@ -505,20 +506,24 @@ class MainWindow(QMainWindow):
         return len(traj)
 
     def save_view_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save 3D view", "tumble-view.png", "PNG image (*.png)")
+        path, _ = save_path(self, "Save 3D view", "tumble-view.png", "PNG image (*.png)")
         if path:
             try:
                 export_view_png(self.scene_view, path)
             except OSError as err:
                 QMessageBox.warning(self, "View not saved", f"{path}: {err.strerror or err}")
+                return
+            self.statusBar().showMessage(f"Saved the 3D view to {path}", STATUS_MESSAGE_MS)
 
     def save_screenshot_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save screenshot", "tumble.png", "PNG image (*.png)")
+        path, _ = save_path(self, "Save screenshot", "tumble.png", "PNG image (*.png)")
         if path:
             try:
                 self.save_screenshot(path)
             except OSError as err:
                 QMessageBox.warning(self, "Screenshot not saved", f"{path}: {err.strerror or err}")
+                return
+            self.statusBar().showMessage(f"Saved the window to {path}", STATUS_MESSAGE_MS)
 
     def save_screenshot(self, path) -> Path:
         """Write the whole window as a PNG, atomically (temporary file, then rename)."""

@@ -510,9 +510,11 @@ class StabilityWindow(QMainWindow):
         return window
 
     def save_screenshot_dialog(self) -> None:
-        from PyQt5.QtWidgets import QFileDialog, QMessageBox
+        from PyQt5.QtWidgets import QMessageBox
 
-        path, _ = QFileDialog.getSaveFileName(self, "Save screenshot", "tumble-stability.png", "PNG image (*.png)")
+        from .file_dialogs import save_path
+
+        path, _ = save_path(self, "Save screenshot", "tumble-stability.png", "PNG image (*.png)")
         if path:
             try:
                 self.save_screenshot(path, wait_for_map=False)
