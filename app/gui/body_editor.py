@@ -6,16 +6,28 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+from pathlib import Path
 
 import numpy as np
 from PyQt5.QtCore import Qt, pyqtSignal
-from PyQt5.QtWidgets import QCheckBox, QComboBox, QFormLayout, QGridLayout, QGroupBox, QLabel, QWidget
+from PyQt5.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QGridLayout,
+    QGroupBox,
+    QLabel,
+    QPushButton,
+    QWidget,
+)
 
 from ..physics.body import Body, equivalent_box_size, has_intermediate_axis
 from ..physics.errors import ParameterError
 from ..scenario import SHAPES, BodySpec
+from ..scenario.meshes import MESH_SUFFIXES, UNITS, load_mesh
 from ..scene.style import AXIS_HEX
 from .fields import NumberField, hint
+from .file_dialogs import open_path
 
 #: labels of the size entries of each shape (all in metres)
 SIZE_LABELS = {
@@ -38,6 +50,12 @@ INERTIA_LABELS = ("Jxx", "Jyy", "Jzz", "Jyz", "Jxz", "Jxy")
 EQUIVALENT_SOLIDS = {"box": 1.0, "ellipsoid": math.sqrt(5.0 / 12.0)}
 #: a shape change says so when the principal axes were this far from the body axes (deg)
 TILT_NOTE_DEG = 0.5
+#: the file dialog's filter for mesh files
+MESH_FILTER = "Meshes (" + " ".join(f"*{e}" for e in MESH_SUFFIXES) + ");;All files (*)"
+#: a mesh larger than this (m) is flagged: its file is probably in cm or mm
+LARGE_MESH_M = 10.0
+#: how a mesh body's mass is given: entries of the "given" chooser
+MASS_GIVEN, DENSITY_GIVEN = "mass (kg)", "density (kg/m³)"
 
 
 def equivalent_sizes(body: Body, shape: str) -> tuple[tuple, float]:
@@ -63,16 +81,19 @@ class BodyEditor(QGroupBox):
     """Edits a :class:`~app.scenario.BodySpec`.
 
     Signals (GUI thread): ``edited()`` when the user changed the body; ``apply_requested()``
-    on Enter in one of its fields.
+    on Enter in one of its fields; ``refused(ParameterError)`` when a chosen mesh file
+    cannot be a body (the body stays as it was).
     """
 
     edited = pyqtSignal()
     apply_requested = pyqtSignal()
+    refused = pyqtSignal(object)
 
     def __init__(self, parent=None):
         super().__init__("Body", parent)
         self._base: BodySpec | None = None
         self._shown_shape: str | None = None
+        self._mesh_path: str | None = None
         self._filling = False
         self.fields: list[NumberField] = []
         form = self._form = QFormLayout(self)
@@ -85,8 +106,11 @@ class BodyEditor(QGroupBox):
         self.shape_note = hint("")
         self.shape_note.hide()
         form.addRow(self.shape_note)
+        self._build_mesh_rows(form)
         self.mass = self._field("body.mass", "mass (kg)")
         form.addRow("mass (kg)", self.mass)
+        self.density = self._field("body.density", "density of the mesh's solid (kg/m³)")
+        form.addRow("density (kg/m³)", self.density)
         self.size_fields = [self._field(f"body.size[{k}]") for k in range(4)]
         self.size_labels = [QLabel() for _ in range(4)]
         self.size_grid = QWidget()
@@ -105,8 +129,6 @@ class BodyEditor(QGroupBox):
             grid.addWidget(QLabel(name), k // 3 * 2, k % 3)
             grid.addWidget(self.inertia_fields[k], k // 3 * 2 + 1, k % 3)
         form.addRow("inertia\n(kg m²)", self.inertia_grid)
-        self.mesh_label = hint("")
-        form.addRow(self.mesh_label)
         self.allow_unphysical = QCheckBox("allow I1 + I2 < I3 (unphysical)")
         self.allow_unphysical.toggled.connect(self._edited)
         form.addRow("", self.allow_unphysical)
@@ -115,6 +137,30 @@ class BodyEditor(QGroupBox):
         self.moments.setTextFormat(Qt.RichText)
         self.moments.setWordWrap(True)
         form.addRow(self.moments)
+
+    def _build_mesh_rows(self, form: QFormLayout) -> None:
+        self.mesh_label = hint("")
+        form.addRow(self.mesh_label)
+        self.mesh_button = QPushButton("Choose mesh file…")
+        self.mesh_button.setToolTip("A closed STL, OBJ or PLY surface; the body is the uniform solid inside it")
+        self.mesh_button.clicked.connect(self._choose_another_mesh)
+        form.addRow("file", self.mesh_button)
+        self.unit = QComboBox()
+        self.unit.addItems(list(UNITS))
+        self.unit.setToolTip("Unit of the mesh file's coordinates")
+        self.unit.activated.connect(self._edited)
+        form.addRow("unit", self.unit)
+        self.given = QComboBox()
+        self.given.addItems([MASS_GIVEN, DENSITY_GIVEN])
+        self.given.setToolTip("Give the solid's mass, or its density (the other follows from its volume)")
+        self.given.activated.connect(self._given_chosen)
+        form.addRow("given", self.given)
+
+    def _set_row_visible(self, field: QWidget, on: bool) -> None:
+        field.setVisible(on)
+        label = self._form.labelForField(field)
+        if label is not None:
+            label.setVisible(on)
 
     def _field(self, name: str, tooltip: str = "") -> NumberField:
         f = NumberField(name, tooltip)
@@ -133,12 +179,16 @@ class BodyEditor(QGroupBox):
         try:
             self.shape.setCurrentText(spec.shape)
             self.mass.set_value(body.mass)
-            self.mass.setEnabled(not (spec.shape == "mesh" and spec.mass is None))
-            self.mesh_label.setText(f"mesh file: {spec.mesh}" if spec.shape == "mesh" else "")
+            self._mesh_path = spec.mesh if spec.shape == "mesh" else None
+            if spec.shape == "mesh":
+                self.unit.setCurrentText(spec.unit)
+                self.given.setCurrentText(DENSITY_GIVEN if spec.density is not None else MASS_GIVEN)
+                if spec.density is not None:
+                    self.density.set_value(spec.density)
             if spec.shape in SIZE_LABELS:
                 for f, v in zip(self.size_fields, spec.size):
                     f.set_value(v)
-            else:  # custom and mesh bodies: show their tensor (edits switch a mesh to custom)
+            else:  # custom and mesh bodies: show their tensor
                 self._fill_inertia(body.inertia)
             self.allow_unphysical.setChecked(bool(spec.allow_unphysical))
             self._show_shape_fields(spec.shape)
@@ -152,15 +202,15 @@ class BodyEditor(QGroupBox):
             f.set_value(v)
 
     def _show_shape_fields(self, shape: str) -> None:
-        custom = shape == "custom"
-        self.mesh_label.setVisible(shape == "mesh")
-        self.size_grid.setVisible(shape in SIZE_LABELS)
-        self.inertia_grid.setVisible(custom)
+        custom, mesh = shape == "custom", shape == "mesh"
+        for row in (self.mesh_label, self.mesh_button, self.unit, self.given, self.density):
+            self._set_row_visible(row, mesh)
+        self._set_row_visible(self.size_grid, shape in SIZE_LABELS)
+        self._set_row_visible(self.inertia_grid, custom or mesh)  # a mesh's tensor is shown, not edited
+        for f in self.inertia_fields:
+            f.setReadOnly(mesh)
         self.allow_unphysical.setVisible(custom)
-        for w in (self.size_grid, self.inertia_grid):
-            label = self._form.labelForField(w)
-            if label is not None:
-                label.setVisible(not w.isHidden())
+        self._show_given()
         labels = SIZE_LABELS.get(shape, ())
         for k in range(4):
             on = k < len(labels)
@@ -172,14 +222,53 @@ class BodyEditor(QGroupBox):
 
     # ------------------------------------------------------------------ reactions
 
+    def _show_given(self) -> None:
+        """Mass or density is the input of a mesh body; the other shows what follows."""
+        by_density = self.shape.currentText() == "mesh" and self.given.currentText() == DENSITY_GIVEN
+        self.mass.setEnabled(not by_density)
+        self.density.setEnabled(by_density)
+
     def _edited(self, *_args) -> None:
         if self._filling:
             return
         self.update_moments()
         self.edited.emit()
 
+    def _given_chosen(self, _index: int) -> None:
+        self._show_given()
+        self._edited()
+
+    def _choose_another_mesh(self) -> None:
+        if self.choose_mesh():
+            self._edited()
+
+    def choose_mesh(self) -> bool:
+        """Ask for a mesh file and show its body (not applied yet); False if cancelled or if
+        the file cannot be a body (then :attr:`refused` says why and nothing changes)."""
+        path = open_path(self, "Open a mesh (the body is the uniform solid inside it)", MESH_FILTER)
+        if not path:
+            return False
+        by_density = self.given.currentText() == DENSITY_GIVEN
+        try:
+            amount = (self.density if by_density else self.mass).value()
+        except ParameterError:
+            amount = 1000.0 if by_density else 1.0  # kg/m^3 (water), kg
+        spec = BodySpec("mesh", None if by_density else amount, None, None, mesh=path, unit=self.unit.currentText(),
+                        density=amount if by_density else None)
+        try:
+            spec.build()
+        except ParameterError as err:
+            self.refused.emit(err)
+            return False
+        self._mesh_path = path
+        (self.density if by_density else self.mass).set_value(amount)
+        return True
+
     def _shape_chosen(self, _index: int) -> None:
         shape = self.shape.currentText()
+        if shape == "mesh" and not self.choose_mesh():
+            self.shape.setCurrentText(self._previous_shape())  # cancelled or refused: as it was
+            return
         try:
             current = self.spec(self._previous_shape()).build()
         except ParameterError:
@@ -188,7 +277,7 @@ class BodyEditor(QGroupBox):
         if shape == "custom":
             if current is not None:
                 self._fill_inertia(current.inertia)
-        else:
+        elif shape != "mesh":
             sizes = DEFAULT_SIZES[shape]
             if current is not None and shape in EQUIVALENT_SOLIDS:
                 sizes, tilt = equivalent_sizes(current, shape)
@@ -215,6 +304,8 @@ class BodyEditor(QGroupBox):
         except ParameterError as err:
             self.moments.setText(f"principal moments: — ({err.field} not valid yet)")
             return
+        if self.shape.currentText() == "mesh":
+            self._show_mesh(body)
         moments, axes = body.principal()
         distinct = has_intermediate_axis(moments)
         rows = []
@@ -230,6 +321,20 @@ class BodyEditor(QGroupBox):
         note = "" if distinct else "<br>two moments are equal: a symmetric body, no intermediate axis to flip about"
         self.moments.setText("principal moments (kg m²):<br>" + "<br>".join(rows) + note)
 
+    def _show_mesh(self, body: Body) -> None:
+        """The file, its size, the tensor and whichever of mass or density is not given."""
+        spec = self.spec()
+        extent = np.ptp(body.mesh_vertices, axis=0)
+        size = " × ".join(f"{x:.3g}" for x in extent)
+        large = max(extent) > LARGE_MESH_M
+        self.mesh_label.setText(f"{Path(spec.mesh).name}: {size} m" + (" (is the unit right?)" if large else ""))
+        self.mesh_label.setToolTip(spec.mesh)
+        self._fill_inertia(body.inertia)
+        if spec.density is not None:
+            self.mass.set_value(body.mass)
+        else:
+            self.density.set_value(body.mass / load_mesh(spec.mesh, spec.unit).volume)
+
     # ------------------------------------------------------------------ collecting
 
     def spec(self, shape: str | None = None) -> BodySpec:
@@ -238,11 +343,11 @@ class BodyEditor(QGroupBox):
         base = self._base
         same = base is not None and base.shape == shape
         if shape == "mesh":
-            if not same:
-                raise ParameterError("body.mesh", None, "be given for shape = \"mesh\" (open a scenario file that names one)")
-            if base.mass is None:  # mass from density: the field shows it but is not editable
-                return base
-            return dataclasses.replace(base, mass=self.mass.value())
+            if self._mesh_path is None:
+                raise ParameterError("body.mesh", None, "be chosen for shape = \"mesh\" (Choose mesh file…)")
+            by_density = self.given.currentText() == DENSITY_GIVEN
+            return BodySpec("mesh", None if by_density else self.mass.value(), None, None, mesh=self._mesh_path,
+                            unit=self.unit.currentText(), density=self.density.value() if by_density else None)
         mass = self.mass.value()
         if shape == "custom":
             inertia = tuple(f.value() for f in self.inertia_fields)

@@ -24,7 +24,8 @@ from ..scenario.schema import MAX_MAGNITUDE
 
 
 def fmt(x: float) -> str:
-    return f"{x:.6g}"
+    """A number as a field shows it: 6 significant digits, no "-0"."""
+    return f"{x + 0.0:.6g}"
 
 
 class NumberField(QLineEdit):
@@ -33,14 +34,23 @@ class NumberField(QLineEdit):
     def __init__(self, field: str, tooltip: str = "", parent=None):
         super().__init__(parent)
         self.field = field
+        self._exact = 0.0
+        self._shown: str | None = None
         self.setToolTip(tooltip or field)
         self.setMinimumWidth(58)
         self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
 
     def set_value(self, value: float) -> None:
-        self.setText(fmt(float(value)))
+        """Show ``value`` (6 significant digits); :meth:`value` returns it exactly until the
+        text is edited, so an untouched field does not round the scenario it came from."""
+        self._exact = float(value)
+        self.setText(fmt(self._exact))
+        self.setCursorPosition(0)  # a number wider than the field shows its leading digits
+        self._shown = self.text()
 
     def value(self) -> float:
+        if self._shown == self.text():
+            return self._exact
         text = self.text().strip()
         try:
             v = float(text)

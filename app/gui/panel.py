@@ -103,6 +103,7 @@ class ParameterPanel(QWidget):
         self.body_editor = BodyEditor()
         self.body_editor.edited.connect(self._edited)
         self.body_editor.apply_requested.connect(self.apply)
+        self.body_editor.refused.connect(self._show_error)
         self._all_fields.extend(self.body_editor.fields)
         # the fields tests and callers reach through the panel
         for name in ("shape", "mass", "size_fields", "inertia_fields", "mesh_label", "moments"):

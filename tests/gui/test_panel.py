@@ -126,3 +126,80 @@ def test_a_tilted_tensor_becomes_a_box_along_the_body_axes_with_a_note(open_wind
     assert box[0] > box[1]  # the smallest moment's axis is 20 degrees from x: the longest edge goes there
     note = panel.body_editor.shape_note
     assert note.isVisible() and "20°" in note.text()
+
+
+def brick_stl(folder, extents_mm=(20.0, 60.0, 100.0)):
+    """A closed box surface in millimetres, as a CAD program exports it."""
+    import trimesh
+
+    path = folder / "brick.stl"
+    trimesh.creation.box(extents=extents_mm).export(path)
+    return path
+
+
+def box_tensor(mass, edges):
+    a, b, c = edges
+    return mass / 12 * np.diag([b * b + c * c, a * a + c * c, a * a + b * b])
+
+
+def test_choosing_mesh_loads_a_file_with_its_unit_and_mass(open_window, qtbot, monkeypatch, tmp_path):
+    from tests.gui.test_files import FakeDialogs
+
+    dialogs = FakeDialogs(monkeypatch)
+    path = brick_stl(tmp_path)
+    window = open_window("t-handle", paused=True)
+    panel, editor = window.panel, window.panel.body_editor
+
+    dialogs.answers.append("")  # cancelled: the shape stays
+    choose_shape(panel, "mesh")
+    assert panel.shape.currentText() == "t-handle" and not editor.mesh_button.isVisible()
+
+    dialogs.answers.append(str(path))
+    choose_shape(panel, "mesh")
+    assert panel.shape.currentText() == "mesh"
+    assert editor.mesh_button.isVisible() and editor.unit.isVisible() and editor.inertia_grid.isVisible()
+    assert "brick.stl: 20 × 60 × 100 m (is the unit right?)" in editor.mesh_label.text()
+    editor.unit.setCurrentText("mm")
+    editor.unit.activated.emit(editor.unit.currentIndex())
+    assert "brick.stl: 0.02 × 0.06 × 0.1 m" == editor.mesh_label.text()
+    panel.mass.setText("0.5")
+    panel.mass.textEdited.emit("0.5")
+    edges = (0.02, 0.06, 0.1)
+    expected = box_tensor(0.5, edges)
+    shown = [f.value() for f in panel.inertia_fields]  # the tensor is shown, read only
+    np.testing.assert_allclose(shown, [expected[0, 0], expected[1, 1], expected[2, 2], 0, 0, 0],
+                               rtol=2 * FIELD_RTOL, atol=1e-12)
+    assert all(f.isReadOnly() for f in panel.inertia_fields)
+    assert editor.density.value() == pytest.approx(0.5 / np.prod(edges), rel=FIELD_RTOL)
+
+    assert panel.apply()
+    qtbot.waitUntil(lambda: window.worker.latest().scenario.body.shape == "mesh", timeout=WAIT_MS)
+    sc = window.worker.latest().scenario
+    assert (sc.body.mesh, sc.body.unit, sc.body.mass, sc.body.density) == (str(path), "mm", 0.5, None)
+    np.testing.assert_allclose(sc.rigid_body.inertia, expected, rtol=1e-9, atol=1e-12 * expected.max())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["brick.stl", "settings"]  # no TOML written
+
+    editor.given.setCurrentText("density (kg/m³)")  # the density is given, the mass follows
+    editor.given.activated.emit(1)
+    assert editor.density.isEnabled() and not panel.mass.isEnabled()
+    editor.density.setText("1000")
+    editor.density.textEdited.emit("1000")
+    assert panel.mass.value() == pytest.approx(1000 * np.prod(edges), rel=1e-9)
+    assert panel.apply()
+    qtbot.waitUntil(lambda: window.worker.latest().scenario.body.density == 1000, timeout=WAIT_MS)
+    assert window.worker.latest().scenario.body.mass is None
+
+
+def test_a_file_that_is_no_solid_is_refused_and_the_body_stays(open_window, monkeypatch, tmp_path):
+    from tests.gui.test_files import FakeDialogs
+
+    dialogs = FakeDialogs(monkeypatch)
+    flat = tmp_path / "flat.stl"  # one triangle: no volume
+    flat.write_text("solid flat\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nvertex 0 1 0\n"
+                    "endloop\nendfacet\nendsolid flat\n")
+    window = open_window("t-handle", paused=True)
+    dialogs.answers.append(str(flat))
+    choose_shape(window.panel, "mesh")
+    assert window.panel.shape.currentText() == "t-handle"
+    assert "Not applied: body.mesh" in window.panel.error.text() and str(flat) in window.panel.error.text()
+    assert window.worker.latest().scenario.body.shape == "t-handle"
