@@ -13,7 +13,6 @@ from PyQt5.QtCore import Qt, pyqtSignal
 from PyQt5.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QFormLayout,
     QGridLayout,
     QGroupBox,
     QLabel,
@@ -50,6 +49,8 @@ INERTIA_LABELS = ("Jxx", "Jyy", "Jzz", "Jyz", "Jxz", "Jxy")
 EQUIVALENT_SOLIDS = {"box": 1.0, "ellipsoid": math.sqrt(5.0 / 12.0)}
 #: a shape change says so when the principal axes were this far from the body axes (deg)
 TILT_NOTE_DEG = 0.5
+#: entries of a tensor below this fraction of its largest are round-off, shown as 0
+ROUND_OFF = 1e-12
 #: the file dialog's filter for mesh files
 MESH_FILTER = "Meshes (" + " ".join(f"*{e}" for e in MESH_SUFFIXES) + ");;All files (*)"
 #: a mesh larger than this (m) is flagged: its file is probably in cm or mm
@@ -77,17 +78,42 @@ def equivalent_sizes(body: Body, shape: str) -> tuple[tuple, float]:
     return tuple(float(x) for x in sizes), tilt
 
 
+class _Rows(QGridLayout):
+    """Label and field rows (a field alone spans both columns); a hidden row takes no space."""
+
+    def __init__(self, parent: QWidget):
+        super().__init__(parent)
+        self.setColumnStretch(1, 1)
+        self._labels: dict[int, QLabel] = {}
+
+    def addRow(self, label, field: QWidget | None = None) -> None:  # noqa: N802 - QFormLayout's name
+        row = self.rowCount()
+        if field is None:  # one widget across the row
+            self.addWidget(label, row, 0, 1, 2)
+            return
+        text = QLabel(label)
+        text.setAlignment(Qt.AlignRight | Qt.AlignVCenter)
+        self.addWidget(text, row, 0)
+        self.addWidget(field, row, 1)
+        self._labels[id(field)] = text
+
+    def label_for(self, field: QWidget) -> QLabel | None:
+        return self._labels.get(id(field))
+
+
 class BodyEditor(QGroupBox):
     """Edits a :class:`~app.scenario.BodySpec`.
 
     Signals (GUI thread): ``edited()`` when the user changed the body; ``apply_requested()``
     on Enter in one of its fields; ``refused(ParameterError)`` when a chosen mesh file
-    cannot be a body (the body stays as it was).
+    cannot be a body (the body stays as it was); ``body_built(Body)`` whenever the fields
+    describe a valid body, after each change.
     """
 
     edited = pyqtSignal()
     apply_requested = pyqtSignal()
     refused = pyqtSignal(object)
+    body_built = pyqtSignal(object)
 
     def __init__(self, parent=None):
         super().__init__("Body", parent)
@@ -96,8 +122,9 @@ class BodyEditor(QGroupBox):
         self._mesh_path: str | None = None
         self._filling = False
         self.fields: list[NumberField] = []
-        form = self._form = QFormLayout(self)
-        form.setLabelAlignment(Qt.AlignRight)
+        # a grid, not a QFormLayout: that one keeps the spacing of hidden rows, and this box
+        # hides the rows of the shapes not shown (five for a mesh alone)
+        form = self._form = _Rows(self)
         self.shape = QComboBox()
         self.shape.addItems(SHAPES)
         self.shape.setToolTip("custom: give the inertia tensor; drawn as the box with the same principal moments")
@@ -138,7 +165,7 @@ class BodyEditor(QGroupBox):
         self.moments.setWordWrap(True)
         form.addRow(self.moments)
 
-    def _build_mesh_rows(self, form: QFormLayout) -> None:
+    def _build_mesh_rows(self, form: _Rows) -> None:
         self.mesh_label = hint("")
         form.addRow(self.mesh_label)
         self.mesh_button = QPushButton("Choose mesh file…")
@@ -158,7 +185,7 @@ class BodyEditor(QGroupBox):
 
     def _set_row_visible(self, field: QWidget, on: bool) -> None:
         field.setVisible(on)
-        label = self._form.labelForField(field)
+        label = self._form.label_for(field)
         if label is not None:
             label.setVisible(on)
 
@@ -198,8 +225,9 @@ class BodyEditor(QGroupBox):
         self.update_moments()
 
     def _fill_inertia(self, J: np.ndarray) -> None:
+        scale = float(np.max(np.abs(J)))
         for f, v in zip(self.inertia_fields, (J[0, 0], J[1, 1], J[2, 2], J[1, 2], J[0, 2], J[0, 1])):
-            f.set_value(v)
+            f.set_value(0.0 if abs(v) <= ROUND_OFF * scale else v)  # a mesh's 3e-19 is round-off
 
     def _show_shape_fields(self, shape: str) -> None:
         custom, mesh = shape == "custom", shape == "mesh"
@@ -209,7 +237,7 @@ class BodyEditor(QGroupBox):
         self._set_row_visible(self.inertia_grid, custom or mesh)  # a mesh's tensor is shown, not edited
         for f in self.inertia_fields:
             f.setReadOnly(mesh)
-        self.allow_unphysical.setVisible(custom)
+        self._set_row_visible(self.allow_unphysical, custom)
         self._show_given()
         labels = SIZE_LABELS.get(shape, ())
         for k in range(4):
@@ -306,6 +334,7 @@ class BodyEditor(QGroupBox):
             return
         if self.shape.currentText() == "mesh":
             self._show_mesh(body)
+        self.body_built.emit(body)
         moments, axes = body.principal()
         distinct = has_intermediate_axis(moments)
         rows = []
