@@ -51,6 +51,7 @@ from ..simulation import MAX_SPEED, MIN_SPEED, SimulationWorker
 from ..simulation.table import trajectory_table, write_table
 from ..simulation.worker import RECORD_INTERVAL_S
 from . import settings as keys
+from .describe import period_text
 from .file_dialogs import file_stem, open_path, save_path
 from .ghost import ExactGhost
 from .panel import ParameterPanel
@@ -89,8 +90,11 @@ class MainWindow(QMainWindow):
     first_frame_drawn = pyqtSignal(float)
     simulation_failed = pyqtSignal(str)
 
+    #: the window title after the scenario's name
+    VIEW_TITLE = "Tumble"
+
     def __init__(self, scenario: Scenario, *, preset: str | None = None, paused: bool = False,
-                 persist: bool = True, parent=None):
+                 persist: bool = True, source: str | None = None, parent=None):
         super().__init__(parent)
         configure_pyqtgraph()
         self.persist = persist
@@ -109,7 +113,7 @@ class MainWindow(QMainWindow):
         self._closing = False
         self._frame_failed = False
         stored = keys.open_settings()
-        self.setWindowTitle("Tumble: free rigid-body rotation")
+        self.setWindowTitle(self.VIEW_TITLE)
         self.resize(*DEFAULT_SIZE)
 
         # --- central area: scene | (plots over polhode)
@@ -144,7 +148,7 @@ class MainWindow(QMainWindow):
 
         # --- parameter dock
         self.panel = ParameterPanel()
-        self.panel.set_scenario(scenario, preset=preset)
+        self.panel.set_scenario(scenario, preset=preset, source=source)
         self.panel.scenario_applied.connect(self.apply_scenario)
         self.dock = QDockWidget("Parameters", self)
         self.dock.setObjectName("parameters")
@@ -448,7 +452,7 @@ class MainWindow(QMainWindow):
         except ParameterError as err:
             QMessageBox.warning(self, "Scenario not loaded", str(err))
             return
-        self.panel.set_scenario(sc)
+        self.panel.set_scenario(sc, source=path)
         self.apply_scenario(sc)
 
     def save_scenario(self) -> None:
@@ -594,6 +598,7 @@ class MainWindow(QMainWindow):
         old = self._shown_scenario
         sc = snap.scenario
         self._shown_scenario = sc
+        self.setWindowTitle(f"{self.panel.display_name or sc.name} — {self.VIEW_TITLE}")
         self.scene.set_body(sc.rigid_body, center=np.asarray(sc.position, dtype=float), w0=sc.angular_velocity,
                             reset_camera=old is None or old.body != sc.body or old.position != sc.position)
         self.plots.clear_curves()
@@ -624,7 +629,7 @@ class MainWindow(QMainWindow):
         lab["steps"].setText(f"{snap.steps_per_second:6.0f} steps/s")
         lab["flips"].setText(f"flips {snap.flips}")
         period = snap.predicted_flip_period
-        lab["period"].setText("predicted flip period " + ("—" if period is None else f"{period:.3f} s"))
+        lab["period"].setText("predicted flip period " + period_text(period))
         self.play_action.setText("Pause" if snap.running else "Play")
         muted = f"color: {MUTED_TEXT};"
         lab["rtf"].setStyleSheet("" if snap.running else muted)

@@ -7,7 +7,9 @@ valid parameters. GUI thread only.
 
 from __future__ import annotations
 
+import html
 import math
+from pathlib import Path
 
 from PyQt5.QtCore import Qt, pyqtSignal
 from PyQt5.QtWidgets import (
@@ -32,12 +34,19 @@ from ..physics.integrators import DESCRIPTIONS, INTEGRATORS
 from ..scenario import LoadSpec, Scenario, SolverSpec, load, preset_names
 from ..simulation import check_runnable
 from .body_editor import BodyEditor
+from .describe import axis_names, spin_of, spin_summary
 from .fields import NumberField, WheelGuard, fmt, hint, vector_row
 
-CUSTOM_PRESET = "(edited)"
+#: added to the name of a scenario the panel changed
+EDITED = "(edited)"
 #: standard gravity used when gravity is switched on with a zero vector (m/s^2)
 STANDARD_GRAVITY = (0.0, 0.0, -9.81)
 LOAD_COLUMNS = ("kind", "frame", "vx", "vy", "vz", "px", "py", "pz")
+
+
+def edited_name(name: str) -> str:
+    """The name of a scenario the panel changed: "T-handle" -> "T-handle (edited)"."""
+    return name if name.endswith(EDITED) else f"{name} {EDITED}"
 
 
 class ParameterPanel(QWidget):
@@ -54,6 +63,7 @@ class ParameterPanel(QWidget):
         super().__init__(parent)
         self._scenario: Scenario | None = None
         self._scenario_preset: str | None = None
+        self._source: str | None = None
         self._filling = False
         self._all_fields: list[NumberField] = []
         self._wheel_guard = WheelGuard(self)
@@ -80,10 +90,13 @@ class ParameterPanel(QWidget):
 
     # ------------------------------------------------------------------ building
 
-    def _field(self, name: str, tooltip: str = "") -> NumberField:
+    def _field(self, name: str, tooltip: str = "", *, on_enter=None, scenario: bool = True) -> NumberField:
+        """A number field; Enter applies (or calls ``on_enter``); editing it marks the
+        scenario edited unless it is not part of the scenario (the spin helper's)."""
         f = NumberField(name, tooltip)
-        f.returnPressed.connect(self.apply)
-        f.textEdited.connect(self._edited)
+        f.returnPressed.connect(on_enter or self.apply)
+        if scenario:
+            f.textEdited.connect(self._edited)
         self._all_fields.append(f)
         return f
 
@@ -96,6 +109,7 @@ class ParameterPanel(QWidget):
         self.preset.activated.connect(self._preset_chosen)
         lay.addWidget(self.preset)
         self.description = hint("")
+        self.description.setTextFormat(Qt.RichText)
         lay.addWidget(self.description)
         self._layout.addWidget(box)
 
@@ -104,6 +118,7 @@ class ParameterPanel(QWidget):
         self.body_editor.edited.connect(self._edited)
         self.body_editor.apply_requested.connect(self.apply)
         self.body_editor.refused.connect(self._show_error)
+        self.body_editor.body_built.connect(self._name_spin_axes)
         self._all_fields.extend(self.body_editor.fields)
         # the fields tests and callers reach through the panel
         for name in ("shape", "mass", "size_fields", "inertia_fields", "mesh_label", "moments"):
@@ -118,12 +133,15 @@ class ParameterPanel(QWidget):
                       for k in range(3)]
         form.addRow("ω (rad/s)", vector_row(self.omega))
         self.spin_axis = QComboBox()
-        self.spin_axis.addItems(["axis 1 (smallest I)", "axis 2 (intermediate I)", "axis 3 (largest I)"])
+        self.spin_axis.addItems(axis_names((1.0, 2.0, 3.0)))
         self.spin_axis.setCurrentIndex(1)
-        self.spin_rate = self._field("spin rate", "rate of the helper's spin (rad/s)")
-        self.spin_rate.set_value(6.0)
-        self.spin_tilt = self._field("tilt", "tilt of the spin axis towards the next principal axis (degrees)")
-        self.spin_tilt.set_value(2.0)
+        self.spin_axis.setToolTip("The principal axis the helper spins about (the scenario's, when it is loaded)")
+        self.spin_axis.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)  # never widens the panel
+        self.spin_axis.setMinimumContentsLength(12)
+        self.spin_rate = self._field("spin rate", "rate of the helper's spin (rad/s)", on_enter=self._fill_spin,
+                                     scenario=False)
+        self.spin_tilt = self._field("tilt", "tilt of the spin axis towards the next principal axis (degrees)",
+                                     on_enter=self._fill_spin, scenario=False)
         helper = QWidget()
         grid = QGridLayout(helper)
         grid.setContentsMargins(0, 0, 0, 0)
@@ -232,19 +250,36 @@ class ParameterPanel(QWidget):
         """The last applied (running) scenario."""
         return self._scenario
 
-    def set_scenario(self, sc: Scenario, preset: str | None = None) -> None:
-        """Show ``sc`` as the running scenario (no signal emitted)."""
+    @property
+    def display_name(self) -> str:
+        """The running scenario's name, with the file it came from (the window's title)."""
+        if self._scenario is None:
+            return ""
+        return self._scenario.name + (f" ({Path(self._source).name})" if self._source else "")
+
+    def set_scenario(self, sc: Scenario, preset: str | None = None, source: str | None = None) -> None:
+        """Show ``sc`` as the running scenario (no signal emitted): ``preset`` is the name of
+        the preset it is, unedited, ``source`` the TOML file it was read from, unedited.
+
+        Every text about it is derived here from ``sc`` itself: the picker shows the preset or
+        the scenario's name, the description its file's prose only while it is what that file
+        says (a preset or an opened file), then what its spin does from the closed form; the
+        spin helper starts from its omega0.
+        """
         self._scenario = sc
         self._scenario_preset = preset
+        self._source = source
         self._filling = True
         try:
-            idx = self.preset.findText(preset) if preset else -1
-            if idx < 0:
-                if self.preset.findText(CUSTOM_PRESET) < 0:
-                    self.preset.addItem(CUSTOM_PRESET)
-                idx = self.preset.findText(CUSTOM_PRESET)
-            self.preset.setCurrentIndex(idx)
-            self.description.setText(f"<b>{sc.name}</b>: {sc.description}" if sc.description else f"<b>{sc.name}</b>")
+            if preset is not None and self.preset.findText(preset) >= 0:
+                self._show_in_picker(preset)
+                self._drop_other_entry()
+            else:
+                self._show_in_picker(self.display_name, other=True)
+            prose = sc.description if (preset is not None or source is not None) else ""
+            name, prose = html.escape(sc.name, quote=False), html.escape(prose, quote=False)
+            self.description.setText((f"<b>{name}</b>: {prose}" if prose else f"<b>{name}</b>")
+                                     + "<br>" + html.escape(spin_summary(sc), quote=False))
             for f, v in zip(self.omega, sc.angular_velocity):
                 f.set_value(v)
             for f, v in zip(self.velocity, sc.velocity):
@@ -264,6 +299,40 @@ class ParameterPanel(QWidget):
             self._filling = False
         self.body_editor.show_body(sc.body, sc.rigid_body)
         self._set_clean()
+        self._follow_spin(sc)
+
+    def _show_in_picker(self, text: str, other: bool = False) -> None:
+        """Select ``text`` in the preset picker; ``other``: the one entry that is no preset
+        (the scenario's name, edited or from a file), made or renamed as needed."""
+        presets = preset_names()
+        if other:
+            index = next((i for i in range(self.preset.count()) if self.preset.itemText(i) not in presets), -1)
+            if index < 0:
+                self.preset.addItem(text)
+                index = self.preset.count() - 1
+            self.preset.setItemText(index, text)
+            self.preset.setCurrentIndex(index)
+        else:
+            self.preset.setCurrentIndex(self.preset.findText(text))
+
+    def _drop_other_entry(self) -> None:
+        presets = preset_names()
+        for i in reversed(range(self.preset.count())):
+            if self.preset.itemText(i) not in presets:
+                self.preset.removeItem(i)
+
+    def _follow_spin(self, sc: Scenario) -> None:
+        """The spin helper starts from the scenario's spin: its axis, rate and tilt."""
+        spin = spin_of(sc.rigid_body, sc.angular_velocity)
+        if spin.rate > 0:
+            self.spin_axis.setCurrentIndex(spin.axis)
+            self.spin_rate.set_value(spin.rate)
+            self.spin_tilt.set_value(spin.tilt_deg)
+
+    def _name_spin_axes(self, body) -> None:
+        """Name the helper's axes for the body the fields describe (symmetric or not)."""
+        for k, name in enumerate(axis_names(body.principal()[0])):
+            self.spin_axis.setItemText(k, name)
 
     def _add_load_row(self, spec: LoadSpec) -> None:
         r = self.loads.rowCount()
@@ -295,10 +364,8 @@ class ParameterPanel(QWidget):
         if self._filling:
             return
         self.status.setText("Edited: press Apply or Enter to restart with these values")
-        if self.preset.currentText() != CUSTOM_PRESET:
-            if self.preset.findText(CUSTOM_PRESET) < 0:
-                self.preset.addItem(CUSTOM_PRESET)
-            self.preset.setCurrentText(CUSTOM_PRESET)
+        if self._scenario is not None:
+            self._show_in_picker(edited_name(self._scenario.name), other=True)
         if self.error.text():  # a refused edit is shown: follow its correction as it is typed
             try:
                 self.build()
@@ -323,7 +390,7 @@ class ParameterPanel(QWidget):
 
     def _preset_chosen(self, index: int) -> None:
         name = self.preset.itemText(index)
-        if name == CUSTOM_PRESET:
+        if name not in preset_names():
             return
         sc = load(name)
         self.set_scenario(sc, preset=name)
@@ -396,19 +463,18 @@ class ParameterPanel(QWidget):
         except ParameterError as err:
             self._show_error(err)
             return False
-        preset = self.preset.currentText()
-        if sc != self._scenario:
-            preset = CUSTOM_PRESET
-            if not sc.name.endswith("(edited)"):
-                sc = sc.replace(name=f"{sc.name} (edited)")
-        self.set_scenario(sc, preset=preset if preset != CUSTOM_PRESET else None)
+        preset, source = self._scenario_preset, self._source
+        if sc != self._scenario:  # the file's prose no longer describes it: the summary does
+            preset = source = None
+            sc = sc.replace(name=edited_name(sc.name), description="")
+        self.set_scenario(sc, preset=preset, source=source)
         self.scenario_applied.emit(sc)
         return True
 
     def revert(self) -> None:
         """Back to the running scenario's values."""
         if self._scenario is not None:
-            self.set_scenario(self._scenario, preset=self._scenario_preset)
+            self.set_scenario(self._scenario, preset=self._scenario_preset, source=self._source)
 
     def _show_error(self, err: ParameterError) -> None:
         self.error.setText(f"Not applied: {err}. The simulation keeps its previous parameters.")

@@ -10,6 +10,7 @@ from PyQt5.QtGui import QWheelEvent
 from PyQt5.QtWidgets import QApplication
 
 from app.physics import body as bodies
+from app.gui.describe import period_text
 from app.physics.analysis import predicted_flip_period
 from app.scenario import load
 
@@ -203,3 +204,100 @@ def test_a_file_that_is_no_solid_is_refused_and_the_body_stays(open_window, monk
     assert window.panel.shape.currentText() == "t-handle"
     assert "Not applied: body.mesh" in window.panel.error.text() and str(flat) in window.panel.error.text()
     assert window.worker.latest().scenario.body.shape == "t-handle"
+
+
+def principal_spin(sc):
+    """(rate, axis index, tilt in degrees) of omega0 among the principal axes, computed
+    here from the tensor (numpy's eigh), not by the panel's helper."""
+    _, axes = np.linalg.eigh(sc.rigid_body.inertia)
+    w = np.array(sc.angular_velocity)
+    along = np.abs(w @ axes)
+    k = int(np.argmax(along))
+    return np.linalg.norm(w), k, np.degrees(np.arccos(along[k] / np.linalg.norm(w)))
+
+
+@pytest.mark.parametrize("preset", ["book", "tennis-racket", "boxes-simple", "asymmetric-stable", "t-handle"])
+def test_the_spin_helper_follows_the_loaded_scenario(open_window, preset):
+    window = open_window("symmetric-top", paused=True)
+    panel = window.panel
+    window.load_preset(preset)
+    sc = load(preset)
+    rate, k, tilt = principal_spin(sc)
+    assert panel.spin_rate.value() == pytest.approx(rate, rel=1e-12)
+    assert panel.spin_axis.currentIndex() == k
+    assert panel.spin_tilt.value() == pytest.approx(tilt, rel=1e-9, abs=1e-9)
+    assert "intermediate" in panel.spin_axis.itemText(1)
+    panel.omega[0].setText("0")  # Set ω gives back a spin of the same rate and tilt
+    panel._fill_spin()
+    rebuilt = sc.replace(angular_velocity=tuple(f.value() for f in panel.omega))
+    np.testing.assert_allclose(principal_spin(rebuilt), (rate, k, tilt), rtol=2 * FIELD_RTOL, atol=1e-4)
+
+
+def test_the_spin_helper_names_no_intermediate_axis_for_a_symmetric_body(open_window):
+    window = open_window("symmetric-top", paused=True)
+    names = [window.panel.spin_axis.itemText(k) for k in range(3)]
+    assert not any("intermediate" in n for n in names)
+    assert "symmetry axis" in names[2]
+    window.panel.spin_rate.setText("3")  # the helper is not the scenario: nothing is edited
+    window.panel.spin_rate.textEdited.emit("3")
+    assert window.panel.preset.currentText() == "symmetric-top" and window.panel.status.text() == ""
+
+
+def test_after_an_edit_every_text_follows_the_running_scenario(open_window, qtbot):
+    window = open_window("t-handle")
+    panel = window.panel
+    assert "flips about every 3.2 s" in panel.description.text()  # the preset's own prose
+    assert window.windowTitle().startswith("T-handle — ")
+    for f, v in zip(panel.omega, ("0.5", "0", "12")):
+        f.setText(v)
+    assert panel.apply()
+    qtbot.waitUntil(lambda: window.worker.latest().scenario.angular_velocity == (0.5, 0.0, 12.0), timeout=WAIT_MS)
+    snap = window.worker.latest()
+    assert snap.predicted_flip_period is not None
+    text = period_text(snap.predicted_flip_period)
+    qtbot.waitUntil(lambda: text in window.status_labels["period"].text(), timeout=WAIT_MS)
+    assert f"flips every {text}" in panel.description.text()
+    assert "3.2 s" not in panel.description.text()
+    assert window.windowTitle().startswith("T-handle (edited) — ")
+    assert snap.scenario.description == ""  # a saved edit carries no stale prose either
+    rate, k, tilt = principal_spin(snap.scenario)
+    assert panel.spin_rate.value() == pytest.approx(rate, rel=1e-12)
+
+
+def test_an_opened_file_is_named_not_edited(open_window, qtbot, monkeypatch, tmp_path):
+    from tests.gui.test_files import FakeDialogs
+
+    dialogs = FakeDialogs(monkeypatch)
+    path = tmp_path / "lab-brick.toml"
+    path.write_text('name = "Lab brick"\ndescription = "the brick of Tuesday\'s lab"\n[body]\nshape = "box"\n'
+                    'mass = 0.123456789\nsize = [0.0512345678, 0.1, 0.2]\n[initial]\n'
+                    'angular_velocity = [0.01, 7.123456789, 0.02]\n')
+    window = open_window("t-handle", paused=True)
+    dialogs.answers.append(str(path))
+    window.open_scenario()
+    panel = window.panel
+    assert panel.preset.currentText() == "Lab brick (lab-brick.toml)"
+    assert "the brick of Tuesday's lab" in panel.description.text()
+    qtbot.waitUntil(lambda: window.windowTitle() == "Lab brick (lab-brick.toml) — Tumble", timeout=WAIT_MS)
+    assert panel.apply()  # nothing edited: the fields give back the file's numbers exactly
+    assert panel.scenario == load(path)
+    assert panel.preset.currentText() == "Lab brick (lab-brick.toml)"
+
+
+def test_a_spin_near_the_major_axis_is_not_described_as_flipping(open_window, qtbot):
+    """As the stability map opens a spin in a main window: the base's name and prose, a new
+    omega0."""
+    from app.gui.main_window import MainWindow
+
+    base = load("t-handle")
+    _, axes = np.linalg.eigh(base.rigid_body.inertia)
+    w0 = 6.0 * (np.cos(0.05) * axes[:, 2] + np.sin(0.05) * axes[:, 1])
+    sc = base.replace(name=f"{base.name} (from the stability map)", angular_velocity=tuple(w0))
+    window = MainWindow(sc, persist=False)
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.first_frame_drawn, timeout=20000):
+        window.show()
+    text = window.panel.description.text()
+    assert "flips about every" not in text and "does not flip" in text
+    assert "axis 3 (largest I)" in text
+    assert window.panel.preset.currentText() == "T-handle (from the stability map)"
