@@ -127,7 +127,8 @@ class BodyEditor(QGroupBox):
         form = self._form = _Rows(self)
         self.shape = QComboBox()
         self.shape.addItems(SHAPES)
-        self.shape.setToolTip("custom: give the inertia tensor; drawn as the box with the same principal moments")
+        self.shape.setToolTip("custom: give the inertia tensor (drawn as the box with the same principal moments); "
+                              "mesh: pick an STL, OBJ or PLY file")
         self.shape.activated.connect(self._shape_chosen)
         form.addRow("shape", self.shape)
         self.shape_note = hint("")

@@ -105,6 +105,7 @@ class ParameterPanel(QWidget):
         lay = QVBoxLayout(box)
         self.preset = QComboBox()
         self.preset.addItems(preset_names())
+        self._preset_count = self.preset.count()  # then at most one entry: the scenario that is no preset
         self.preset.setToolTip("Load a shipped preset (restarts the run)")
         self.preset.activated.connect(self._preset_chosen)
         lay.addWidget(self.preset)
@@ -271,7 +272,7 @@ class ParameterPanel(QWidget):
         self._source = source
         self._filling = True
         try:
-            if preset is not None and self.preset.findText(preset) >= 0:
+            if preset is not None and 0 <= self.preset.findText(preset) < self._preset_count:
                 self._show_in_picker(preset)
                 self._drop_other_entry()
             else:
@@ -302,24 +303,19 @@ class ParameterPanel(QWidget):
         self._follow_spin(sc)
 
     def _show_in_picker(self, text: str, other: bool = False) -> None:
-        """Select ``text`` in the preset picker; ``other``: the one entry that is no preset
+        """Select ``text`` in the preset picker; ``other``: in the one entry after the presets
         (the scenario's name, edited or from a file), made or renamed as needed."""
-        presets = preset_names()
-        if other:
-            index = next((i for i in range(self.preset.count()) if self.preset.itemText(i) not in presets), -1)
-            if index < 0:
-                self.preset.addItem(text)
-                index = self.preset.count() - 1
-            self.preset.setItemText(index, text)
-            self.preset.setCurrentIndex(index)
-        else:
+        if not other:
             self.preset.setCurrentIndex(self.preset.findText(text))
+            return
+        if self.preset.count() == self._preset_count:
+            self.preset.addItem(text)
+        self.preset.setItemText(self._preset_count, text)
+        self.preset.setCurrentIndex(self._preset_count)
 
     def _drop_other_entry(self) -> None:
-        presets = preset_names()
-        for i in reversed(range(self.preset.count())):
-            if self.preset.itemText(i) not in presets:
-                self.preset.removeItem(i)
+        while self.preset.count() > self._preset_count:
+            self.preset.removeItem(self._preset_count)
 
     def _follow_spin(self, sc: Scenario) -> None:
         """The spin helper starts from the scenario's spin: its axis, rate and tilt."""
@@ -389,9 +385,9 @@ class ParameterPanel(QWidget):
                 f.style().polish(f)
 
     def _preset_chosen(self, index: int) -> None:
-        name = self.preset.itemText(index)
-        if name not in preset_names():
+        if index >= self._preset_count:
             return
+        name = self.preset.itemText(index)
         sc = load(name)
         self.set_scenario(sc, preset=name)
         self.scenario_applied.emit(sc)
