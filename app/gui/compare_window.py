@@ -30,7 +30,6 @@ from PyQt5.QtWidgets import (
     QAction,
     QCheckBox,
     QComboBox,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -57,6 +56,7 @@ from ..simulation import MAX_SPEED, MIN_SPEED, SimulationWorker
 from ..simulation.compare import SIDES, make_pair, pose_at, side_label, variant
 from ..simulation.worker import RECORD_INTERVAL_S
 from . import settings as keys
+from .file_dialogs import open_path, save_path
 from .main_window import (
     DEFAULT_SIZE,
     FPS_WINDOW_S,
@@ -248,6 +248,7 @@ class CompareWindow(QMainWindow):
         geometry = stored.value(GEOMETRY_KEY, QByteArray(), type=QByteArray)
         if self.persist and not geometry.isEmpty():
             self.restoreGeometry(geometry)
+        keys.show_notes(self.statusBar())  # values in the settings file that could not be read
 
         self._show_pair([w.latest() for w in self.workers])  # the first frame shows the bodies
         self.scene_view.ren_win.AddObserver("EndEvent", self._on_rendered)
@@ -529,7 +530,7 @@ class CompareWindow(QMainWindow):
             self.load_preset(name)
 
     def open_scenario(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open scenario", "", "Scenario (*.toml);;All files (*)")
+        path = open_path(self, "Open scenario", "Scenario (*.toml);;All files (*)")
         if not path:
             return
         try:
@@ -589,7 +590,7 @@ class CompareWindow(QMainWindow):
         self.scene_view.update()
 
     def save_screenshot_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save screenshot", "tumble-compare.png", "PNG image (*.png)")
+        path, _ = save_path(self, "Save screenshot", "tumble-compare.png", "PNG image (*.png)")
         if path:
             try:
                 self.save_screenshot(path)

@@ -30,7 +30,6 @@ from PyQt5.QtWidgets import (
     QComboBox,
     QDialog,
     QDoubleSpinBox,
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -58,6 +57,7 @@ from ..export.settings import (
 )
 from ..physics.errors import ParameterError
 from ..scenario import dumps
+from .file_dialogs import save_path
 from .theme import ERROR_TEXT, MUTED_TEXT, OK_TEXT
 
 #: output formats offered: label, extension
@@ -268,7 +268,7 @@ class ExportDialog(QDialog):
         ext = self.format_combo.currentData()
         filters = ";;".join(f"{label} (*{e})" for label, e in FORMAT_CHOICES)
         chosen = next(f"{label} (*{e})" for label, e in FORMAT_CHOICES if e == ext)
-        path, _ = QFileDialog.getSaveFileName(self, "Export animation", self.out_edit.text(), filters, chosen)
+        path, _ = save_path(self, "Export animation", self.out_edit.text(), filters, chosen)
         if path:
             self.out_edit.setText(path)
             suffix = Path(path).suffix.lower()

@@ -6,6 +6,7 @@ arguments are checked, so a bad scenario fails in a fraction of a second.
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 
@@ -81,7 +82,11 @@ def run_gui(scenario: str | None, paused: bool = False, view: str = "main", scre
     from PyQt5.QtCore import QTimer
 
     automated = screenshot is not None or quit_after is not None
-    window = view_factory(view)(sc, preset=preset, paused=paused, persist=not automated)
+    factory = view_factory(view)
+    options = {"preset": preset, "paused": paused, "persist": not automated}
+    if scenario is not None and preset is None and "source" in inspect.signature(factory).parameters:
+        options["source"] = str(scenario)  # a TOML file: the view names it
+    window = factory(sc, **options)
     result = {"code": 0}
 
     if automated:

@@ -27,7 +27,6 @@ from PyQt5.QtWidgets import (
     QCheckBox,
     QComboBox,
     QDockWidget,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QMainWindow,
@@ -52,6 +51,8 @@ from ..simulation import MAX_SPEED, MIN_SPEED, SimulationWorker
 from ..simulation.table import trajectory_table, write_table
 from ..simulation.worker import RECORD_INTERVAL_S
 from . import settings as keys
+from .describe import period_text
+from .file_dialogs import file_stem, open_path, save_path
 from .ghost import ExactGhost
 from .panel import ParameterPanel
 from .plots import DEFAULT_WINDOW, MAX_POINTS, WINDOWS, PlotsPanel
@@ -90,8 +91,11 @@ class MainWindow(QMainWindow):
     first_frame_drawn = pyqtSignal(float)
     simulation_failed = pyqtSignal(str)
 
+    #: the window title after the scenario's name
+    VIEW_TITLE = "Tumble"
+
     def __init__(self, scenario: Scenario, *, preset: str | None = None, paused: bool = False,
-                 persist: bool = True, parent=None):
+                 persist: bool = True, source: str | None = None, parent=None):
         super().__init__(parent)
         configure_pyqtgraph()
         self.persist = persist
@@ -110,7 +114,7 @@ class MainWindow(QMainWindow):
         self._closing = False
         self._frame_failed = False
         stored = keys.open_settings()
-        self.setWindowTitle("Tumble: free rigid-body rotation")
+        self.setWindowTitle(self.VIEW_TITLE)
         self.resize(*DEFAULT_SIZE)
 
         # --- central area: scene | (plots over polhode)
@@ -145,7 +149,7 @@ class MainWindow(QMainWindow):
 
         # --- parameter dock
         self.panel = ParameterPanel()
-        self.panel.set_scenario(scenario, preset=preset)
+        self.panel.set_scenario(scenario, preset=preset, source=source)
         self.panel.scenario_applied.connect(self.apply_scenario)
         self.dock = QDockWidget("Parameters", self)
         self.dock.setObjectName("parameters")
@@ -172,6 +176,7 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._build_status()
         self._restore(stored)
+        keys.show_notes(self.statusBar())  # values in the settings file that could not be read
 
         self._show_scenario(self.worker.latest())  # the first frame already shows the body
         render_window = self.scene_view.ren_win
@@ -446,7 +451,7 @@ class MainWindow(QMainWindow):
         self.scene_view.update()
 
     def open_scenario(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open scenario", "", "Scenario (*.toml);;All files (*)")
+        path = open_path(self, "Open scenario", "Scenario (*.toml);;All files (*)")
         if not path:
             return
         try:
@@ -454,19 +459,21 @@ class MainWindow(QMainWindow):
         except ParameterError as err:
             QMessageBox.warning(self, "Scenario not loaded", str(err))
             return
-        self.panel.set_scenario(sc)
+        self.panel.set_scenario(sc, source=path)
         self.apply_scenario(sc)
 
     def save_scenario(self) -> None:
         sc = self.panel.scenario
-        default = f"{sc.name.lower().replace(' ', '-')}.toml" if sc else "scenario.toml"
-        path, _ = QFileDialog.getSaveFileName(self, "Save scenario", default, "Scenario (*.toml)")
+        default = f"{file_stem(sc.name)}.toml" if sc else "scenario.toml"
+        path, _ = save_path(self, "Save scenario", default, "Scenario (*.toml)")
         if not path:
             return
         try:
             save(sc, path)
         except OSError as err:
             QMessageBox.warning(self, "Scenario not saved", f"{path}: {err.strerror or err}")
+            return
+        self.statusBar().showMessage(f"Saved the scenario to {path}", STATUS_MESSAGE_MS)
 
     #: ``tumble export`` arguments that choose this window's view, and its name (main: none)
     EXPORT_VIEW_ARGS: tuple = ()
@@ -481,9 +488,8 @@ class MainWindow(QMainWindow):
 
     def export_trajectory_dialog(self) -> None:
         sc = self.panel.scenario
-        default = f"{sc.name.lower().replace(' ', '-')}.csv"
-        path, chosen = QFileDialog.getSaveFileName(self, "Export trajectory", default,
-                                                   "CSV table (*.csv);;NumPy arrays (*.npz)")
+        default = f"{file_stem(sc.name)}.csv"
+        path, chosen = save_path(self, "Export trajectory", default, "CSV table (*.csv);;NumPy arrays (*.npz)")
         if not path:
             return
         if Path(path).suffix.lower() not in (".csv", ".npz"):
@@ -511,20 +517,24 @@ class MainWindow(QMainWindow):
         return len(traj)
 
     def save_view_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save 3D view", "tumble-view.png", "PNG image (*.png)")
+        path, _ = save_path(self, "Save 3D view", "tumble-view.png", "PNG image (*.png)")
         if path:
             try:
                 export_view_png(self.scene_view, path)
             except OSError as err:
                 QMessageBox.warning(self, "View not saved", f"{path}: {err.strerror or err}")
+                return
+            self.statusBar().showMessage(f"Saved the 3D view to {path}", STATUS_MESSAGE_MS)
 
     def save_screenshot_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save screenshot", "tumble.png", "PNG image (*.png)")
+        path, _ = save_path(self, "Save screenshot", "tumble.png", "PNG image (*.png)")
         if path:
             try:
                 self.save_screenshot(path)
             except OSError as err:
                 QMessageBox.warning(self, "Screenshot not saved", f"{path}: {err.strerror or err}")
+                return
+            self.statusBar().showMessage(f"Saved the window to {path}", STATUS_MESSAGE_MS)
 
     def save_screenshot(self, path) -> Path:
         """Write the whole window as a PNG, atomically (temporary file, then rename)."""
@@ -595,6 +605,7 @@ class MainWindow(QMainWindow):
         old = self._shown_scenario
         sc = snap.scenario
         self._shown_scenario = sc
+        self.setWindowTitle(f"{self.panel.display_name or sc.name} — {self.VIEW_TITLE}")
         self.scene.set_body(sc.rigid_body, center=np.asarray(sc.position, dtype=float), w0=sc.angular_velocity,
                             reset_camera=old is None or old.body != sc.body or old.position != sc.position)
         self.plots.clear_curves()
@@ -625,7 +636,7 @@ class MainWindow(QMainWindow):
         lab["steps"].setText(f"{snap.steps_per_second:6.0f} steps/s")
         lab["flips"].setText(f"flips {snap.flips}")
         period = snap.predicted_flip_period
-        lab["period"].setText("predicted flip period " + ("—" if period is None else f"{period:.3f} s"))
+        lab["period"].setText("predicted flip period " + period_text(period))
         self.play_action.setText("Pause" if snap.running else "Play")
         self.theory.refresh(snap, self.worker.history_since)
         muted = f"color: {MUTED_TEXT};"

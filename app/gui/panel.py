@@ -7,10 +7,10 @@ valid parameters. GUI thread only.
 
 from __future__ import annotations
 
-import dataclasses
+import html
 import math
+from pathlib import Path
 
-import numpy as np
 from PyQt5.QtCore import Qt, pyqtSignal
 from PyQt5.QtWidgets import (
     QCheckBox,
@@ -21,90 +21,32 @@ from PyQt5.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QLineEdit,
     QPushButton,
     QScrollArea,
-    QSizePolicy,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-from ..physics.body import equivalent_box_size, has_intermediate_axis
 from ..physics.errors import ParameterError
 from ..physics.integrators import DESCRIPTIONS, INTEGRATORS
-from ..scenario import SHAPES, BodySpec, LoadSpec, Scenario, SolverSpec, load, preset_names
-from ..scenario.schema import MAX_MAGNITUDE
+from ..scenario import LoadSpec, Scenario, SolverSpec, load, preset_names
 from ..simulation import check_runnable
-from ..scene.style import AXIS_HEX
+from .body_editor import BodyEditor
+from .describe import axis_names, spin_of, spin_summary
+from .fields import NumberField, WheelGuard, fmt, hint, vector_row
 
-#: labels of the size entries of each shape (all in metres)
-SIZE_LABELS = {
-    "box": ("edge x", "edge y", "edge z"),
-    "ellipsoid": ("semi-axis x", "semi-axis y", "semi-axis z"),
-    "cylinder": ("radius", "height (along z)"),
-    "t-handle": ("shaft length", "shaft radius", "bar length", "bar radius"),
-}
-#: sizes used when switching to a shape whose entries cannot be carried over
-DEFAULT_SIZES = {
-    "box": (0.1, 0.4, 0.9),
-    "ellipsoid": (0.05, 0.2, 0.45),
-    "cylinder": (0.1, 0.4),
-    "t-handle": (0.06, 0.006, 0.1, 0.008),
-}
-INERTIA_LABELS = ("Jxx", "Jyy", "Jzz", "Jyz", "Jxz", "Jxy")
-CUSTOM_PRESET = "(edited)"
+#: added to the name of a scenario the panel changed
+EDITED = "(edited)"
 #: standard gravity used when gravity is switched on with a zero vector (m/s^2)
 STANDARD_GRAVITY = (0.0, 0.0, -9.81)
 LOAD_COLUMNS = ("kind", "frame", "vx", "vy", "vz", "px", "py", "pz")
 
 
-def fmt(x: float) -> str:
-    return f"{x:.6g}"
-
-
-class NumberField(QLineEdit):
-    """A line edit holding one number; ``field`` names it in error messages."""
-
-    def __init__(self, field: str, tooltip: str = "", parent=None):
-        super().__init__(parent)
-        self.field = field
-        self.setToolTip(tooltip or field)
-        self.setMinimumWidth(58)
-        self.setSizePolicy(QSizePolicy.Expanding, QSizePolicy.Fixed)
-
-    def set_value(self, value: float) -> None:
-        self.setText(fmt(float(value)))
-
-    def value(self) -> float:
-        text = self.text().strip()
-        try:
-            v = float(text)
-        except ValueError:
-            raise ParameterError(self.field, text, "be a number") from None
-        if not math.isfinite(v):
-            raise ParameterError(self.field, text, "be finite")
-        if abs(v) > MAX_MAGNITUDE:  # the rule of scenario files
-            raise ParameterError(self.field, text, f"be at most {MAX_MAGNITUDE:g} in magnitude")
-        return v
-
-
-def _vector_row(fields) -> QWidget:
-    row = QWidget()
-    lay = QHBoxLayout(row)
-    lay.setContentsMargins(0, 0, 0, 0)
-    lay.setSpacing(4)
-    for f in fields:
-        lay.addWidget(f)
-    return row
-
-
-def _hint(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setObjectName("hint")
-    label.setWordWrap(True)
-    return label
+def edited_name(name: str) -> str:
+    """The name of a scenario the panel changed: "T-handle" -> "T-handle (edited)"."""
+    return name if name.endswith(EDITED) else f"{name} {EDITED}"
 
 
 class ParameterPanel(QWidget):
@@ -121,11 +63,13 @@ class ParameterPanel(QWidget):
         super().__init__(parent)
         self._scenario: Scenario | None = None
         self._scenario_preset: str | None = None
+        self._source: str | None = None
         self._filling = False
         self._all_fields: list[NumberField] = []
+        self._wheel_guard = WheelGuard(self)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
-        scroll = QScrollArea()
+        scroll = self.scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.NoFrame)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
@@ -142,13 +86,17 @@ class ParameterPanel(QWidget):
         self._build_solver()
         self._layout.addStretch(1)
         self._build_buttons(outer)
+        self._wheel_guard.guard(self)  # fields take the wheel only when focused
 
     # ------------------------------------------------------------------ building
 
-    def _field(self, name: str, tooltip: str = "") -> NumberField:
+    def _field(self, name: str, tooltip: str = "", *, on_enter=None, scenario: bool = True) -> NumberField:
+        """A number field; Enter applies (or calls ``on_enter``); editing it marks the
+        scenario edited unless it is not part of the scenario (the spin helper's)."""
         f = NumberField(name, tooltip)
-        f.returnPressed.connect(self.apply)
-        f.textEdited.connect(self._edited)
+        f.returnPressed.connect(on_enter or self.apply)
+        if scenario:
+            f.textEdited.connect(self._edited)
         self._all_fields.append(f)
         return f
 
@@ -157,53 +105,26 @@ class ParameterPanel(QWidget):
         lay = QVBoxLayout(box)
         self.preset = QComboBox()
         self.preset.addItems(preset_names())
+        self._preset_count = self.preset.count()  # then at most one entry: the scenario that is no preset
         self.preset.setToolTip("Load a shipped preset (restarts the run)")
         self.preset.activated.connect(self._preset_chosen)
         lay.addWidget(self.preset)
-        self.description = _hint("")
+        self.description = hint("")
+        self.description.setTextFormat(Qt.RichText)
         lay.addWidget(self.description)
         self._layout.addWidget(box)
 
     def _build_body(self) -> None:
-        box = QGroupBox("Body")
-        form = self._body_form = QFormLayout(box)
-        form.setLabelAlignment(Qt.AlignRight)
-        self.shape = QComboBox()
-        self.shape.addItems(SHAPES)
-        self.shape.setToolTip("custom: give the inertia tensor; drawn as the box with the same principal moments")
-        self.shape.activated.connect(self._shape_chosen)
-        form.addRow("shape", self.shape)
-        self.mass = self._field("body.mass", "mass (kg)")
-        form.addRow("mass (kg)", self.mass)
-        self.size_fields = [self._field(f"body.size[{k}]") for k in range(4)]
-        self.size_labels = [QLabel() for _ in range(4)]
-        self.size_grid = QWidget()
-        grid = QGridLayout(self.size_grid)
-        grid.setContentsMargins(0, 0, 0, 0)
-        for k in range(4):
-            grid.addWidget(self.size_labels[k], k // 2 * 2, k % 2)
-            grid.addWidget(self.size_fields[k], k // 2 * 2 + 1, k % 2)
-        form.addRow("size (m)", self.size_grid)
-        self.inertia_fields = [self._field(f"body.inertia[{k}]", f"{name} (kg m^2)")
-                               for k, name in enumerate(INERTIA_LABELS)]
-        self.inertia_grid = QWidget()
-        grid = QGridLayout(self.inertia_grid)
-        grid.setContentsMargins(0, 0, 0, 0)
-        for k, name in enumerate(INERTIA_LABELS):
-            grid.addWidget(QLabel(name), k // 3 * 2, k % 3)
-            grid.addWidget(self.inertia_fields[k], k // 3 * 2 + 1, k % 3)
-        form.addRow("inertia\n(kg m²)", self.inertia_grid)
-        self.mesh_label = _hint("")
-        form.addRow(self.mesh_label)
-        self.allow_unphysical = QCheckBox("allow I1 + I2 < I3 (unphysical)")
-        self.allow_unphysical.toggled.connect(self._edited)
-        form.addRow("", self.allow_unphysical)
-        self.moments = QLabel()
-        self.moments.setObjectName("moments")
-        self.moments.setTextFormat(Qt.RichText)
-        self.moments.setWordWrap(True)
-        form.addRow(self.moments)
-        self._layout.addWidget(box)
+        self.body_editor = BodyEditor()
+        self.body_editor.edited.connect(self._edited)
+        self.body_editor.apply_requested.connect(self.apply)
+        self.body_editor.refused.connect(self._show_error)
+        self.body_editor.body_built.connect(self._name_spin_axes)
+        self._all_fields.extend(self.body_editor.fields)
+        # the fields tests and callers reach through the panel
+        for name in ("shape", "mass", "size_fields", "inertia_fields", "mesh_label", "moments"):
+            setattr(self, name, getattr(self.body_editor, name))
+        self._layout.addWidget(self.body_editor)
 
     def _build_spin(self) -> None:
         box = QGroupBox("Initial angular velocity ω (body frame)")
@@ -211,14 +132,17 @@ class ParameterPanel(QWidget):
         form.setLabelAlignment(Qt.AlignRight)
         self.omega = [self._field(f"initial.angular_velocity[{k}]", f"ω{'xyz'[k]} (rad/s, body frame)")
                       for k in range(3)]
-        form.addRow("ω (rad/s)", _vector_row(self.omega))
+        form.addRow("ω (rad/s)", vector_row(self.omega))
         self.spin_axis = QComboBox()
-        self.spin_axis.addItems(["axis 1 (smallest I)", "axis 2 (intermediate I)", "axis 3 (largest I)"])
+        self.spin_axis.addItems(axis_names((1.0, 2.0, 3.0)))
         self.spin_axis.setCurrentIndex(1)
-        self.spin_rate = self._field("spin rate", "rate of the helper's spin (rad/s)")
-        self.spin_rate.set_value(6.0)
-        self.spin_tilt = self._field("tilt", "tilt of the spin axis towards the next principal axis (degrees)")
-        self.spin_tilt.set_value(2.0)
+        self.spin_axis.setToolTip("The principal axis the helper spins about (the scenario's, when it is loaded)")
+        self.spin_axis.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)  # never widens the panel
+        self.spin_axis.setMinimumContentsLength(12)
+        self.spin_rate = self._field("spin rate", "rate of the helper's spin (rad/s)", on_enter=self._fill_spin,
+                                     scenario=False)
+        self.spin_tilt = self._field("tilt", "tilt of the spin axis towards the next principal axis (degrees)",
+                                     on_enter=self._fill_spin, scenario=False)
         helper = QWidget()
         grid = QGridLayout(helper)
         grid.setContentsMargins(0, 0, 0, 0)
@@ -240,12 +164,12 @@ class ParameterPanel(QWidget):
         form = QFormLayout(box)
         form.setLabelAlignment(Qt.AlignRight)
         self.velocity = [self._field(f"initial.velocity[{k}]", f"v{'xyz'[k]} (m/s, world)") for k in range(3)]
-        form.addRow("v₀ (m/s)", _vector_row(self.velocity))
+        form.addRow("v₀ (m/s)", vector_row(self.velocity))
         self.gravity_on = QCheckBox("gravity")
         self.gravity_on.toggled.connect(self._gravity_toggled)
         form.addRow(self.gravity_on)
         self.gravity = [self._field(f"world.gravity[{k}]", f"g{'xyz'[k]} (m/s², world)") for k in range(3)]
-        form.addRow("g (m/s²)", _vector_row(self.gravity))
+        form.addRow("g (m/s²)", vector_row(self.gravity))
         self._layout.addWidget(box)
 
     def _build_loads(self) -> None:
@@ -327,29 +251,36 @@ class ParameterPanel(QWidget):
         """The last applied (running) scenario."""
         return self._scenario
 
-    def set_scenario(self, sc: Scenario, preset: str | None = None) -> None:
-        """Show ``sc`` as the running scenario (no signal emitted)."""
+    @property
+    def display_name(self) -> str:
+        """The running scenario's name, with the file it came from (the window's title)."""
+        if self._scenario is None:
+            return ""
+        return self._scenario.name + (f" ({Path(self._source).name})" if self._source else "")
+
+    def set_scenario(self, sc: Scenario, preset: str | None = None, source: str | None = None) -> None:
+        """Show ``sc`` as the running scenario (no signal emitted): ``preset`` is the name of
+        the preset it is, unedited, ``source`` the TOML file it was read from, unedited.
+
+        Every text about it is derived here from ``sc`` itself: the picker shows the preset or
+        the scenario's name, the description its file's prose only while it is what that file
+        says (a preset or an opened file), then what its spin does from the closed form; the
+        spin helper starts from its omega0.
+        """
         self._scenario = sc
         self._scenario_preset = preset
+        self._source = source
         self._filling = True
         try:
-            idx = self.preset.findText(preset) if preset else -1
-            if idx < 0:
-                if self.preset.findText(CUSTOM_PRESET) < 0:
-                    self.preset.addItem(CUSTOM_PRESET)
-                idx = self.preset.findText(CUSTOM_PRESET)
-            self.preset.setCurrentIndex(idx)
-            self.description.setText(f"<b>{sc.name}</b>: {sc.description}" if sc.description else f"<b>{sc.name}</b>")
-            self.shape.setCurrentText(sc.body.shape)
-            self.mass.set_value(sc.rigid_body.mass)
-            self.mass.setEnabled(not (sc.body.shape == "mesh" and sc.body.mass is None))
-            self.mesh_label.setText(f"mesh file: {sc.body.mesh}" if sc.body.shape == "mesh" else "")
-            if sc.body.shape in SIZE_LABELS:
-                for f, v in zip(self.size_fields, sc.body.size):
-                    f.set_value(v)
-            else:  # custom and mesh bodies: show their tensor (edits switch a mesh to custom)
-                self._fill_inertia(sc.rigid_body.inertia)
-            self.allow_unphysical.setChecked(bool(sc.body.allow_unphysical))
+            if preset is not None and 0 <= self.preset.findText(preset) < self._preset_count:
+                self._show_in_picker(preset)
+                self._drop_other_entry()
+            else:
+                self._show_in_picker(self.display_name, other=True)
+            prose = sc.description if (preset is not None or source is not None) else ""
+            name, prose = html.escape(sc.name, quote=False), html.escape(prose, quote=False)
+            self.description.setText((f"<b>{name}</b>: {prose}" if prose else f"<b>{name}</b>")
+                                     + "<br>" + html.escape(spin_summary(sc), quote=False))
             for f, v in zip(self.omega, sc.angular_velocity):
                 f.set_value(v)
             for f, v in zip(self.velocity, sc.velocity):
@@ -365,35 +296,39 @@ class ParameterPanel(QWidget):
             self.integrator.setCurrentText(sc.solver.integrator)
             self.dt.set_value(sc.solver.dt)
             self.duration.set_value(sc.solver.duration)
-            self._show_shape_fields(sc.body.shape)
-            self._shown_shape = sc.body.shape
         finally:
             self._filling = False
+        self.body_editor.show_body(sc.body, sc.rigid_body)
         self._set_clean()
-        self._update_moments()
+        self._follow_spin(sc)
 
-    def _fill_inertia(self, J: np.ndarray) -> None:
-        for f, v in zip(self.inertia_fields, (J[0, 0], J[1, 1], J[2, 2], J[1, 2], J[0, 2], J[0, 1])):
-            f.set_value(v)
+    def _show_in_picker(self, text: str, other: bool = False) -> None:
+        """Select ``text`` in the preset picker; ``other``: in the one entry after the presets
+        (the scenario's name, edited or from a file), made or renamed as needed."""
+        if not other:
+            self.preset.setCurrentIndex(self.preset.findText(text))
+            return
+        if self.preset.count() == self._preset_count:
+            self.preset.addItem(text)
+        self.preset.setItemText(self._preset_count, text)
+        self.preset.setCurrentIndex(self._preset_count)
 
-    def _show_shape_fields(self, shape: str) -> None:
-        custom = shape == "custom"
-        self.mesh_label.setVisible(shape == "mesh")
-        self.size_grid.setVisible(shape in SIZE_LABELS)
-        self.inertia_grid.setVisible(custom)
-        self.allow_unphysical.setVisible(custom)
-        for w in (self.size_grid, self.inertia_grid):
-            label = self._body_form.labelForField(w)
-            if label is not None:
-                label.setVisible(not w.isHidden())
-        labels = SIZE_LABELS.get(shape, ())
-        for k in range(4):
-            on = k < len(labels)
-            self.size_fields[k].setVisible(on)
-            self.size_labels[k].setVisible(on)
-            if on:
-                self.size_labels[k].setText(labels[k])
-                self.size_fields[k].field = f"body.size[{k}] ({labels[k]})"
+    def _drop_other_entry(self) -> None:
+        while self.preset.count() > self._preset_count:
+            self.preset.removeItem(self._preset_count)
+
+    def _follow_spin(self, sc: Scenario) -> None:
+        """The spin helper starts from the scenario's spin: its axis, rate and tilt."""
+        spin = spin_of(sc.rigid_body, sc.angular_velocity)
+        if spin.rate > 0:
+            self.spin_axis.setCurrentIndex(spin.axis)
+            self.spin_rate.set_value(spin.rate)
+            self.spin_tilt.set_value(spin.tilt_deg)
+
+    def _name_spin_axes(self, body) -> None:
+        """Name the helper's axes for the body the fields describe (symmetric or not)."""
+        for k, name in enumerate(axis_names(body.principal()[0])):
+            self.spin_axis.setItemText(k, name)
 
     def _add_load_row(self, spec: LoadSpec) -> None:
         r = self.loads.rowCount()
@@ -404,6 +339,7 @@ class ParameterPanel(QWidget):
             combo.addItems(("torque", "force") if name == "kind" else ("body", "world"))
             combo.setCurrentText(getattr(spec, name))
             combo.activated.connect(self._edited)
+            self._wheel_guard.guard(combo)
             self.loads.setCellWidget(r, c, combo)
         for k in range(3):
             self.loads.setItem(r, 2 + k, QTableWidgetItem(fmt(spec.vector[k])))
@@ -424,52 +360,37 @@ class ParameterPanel(QWidget):
         if self._filling:
             return
         self.status.setText("Edited: press Apply or Enter to restart with these values")
-        if self.preset.currentText() != CUSTOM_PRESET:
-            if self.preset.findText(CUSTOM_PRESET) < 0:
-                self.preset.addItem(CUSTOM_PRESET)
-            self.preset.setCurrentText(CUSTOM_PRESET)
-        self._update_moments()
+        if self._scenario is not None:
+            self._show_in_picker(edited_name(self._scenario.name), other=True)
+        if self.error.text():  # a refused edit is shown: follow its correction as it is typed
+            try:
+                self.build()
+            except ParameterError as err:
+                self._show_error(err)
+            else:
+                self._mark_invalid([])
+                self.error.setText("")
 
     def _set_clean(self) -> None:
         self.status.setText("")
         self.error.setText("")
+        self._mark_invalid([])
+
+    def _mark_invalid(self, fields) -> None:
+        """Outline ``fields`` in red, and only them."""
         for f in self._all_fields:
-            f.setProperty("invalid", False)
-            f.style().unpolish(f)
-            f.style().polish(f)
+            if bool(f.property("invalid")) != (f in fields):
+                f.setProperty("invalid", f in fields)
+                f.style().unpolish(f)
+                f.style().polish(f)
 
     def _preset_chosen(self, index: int) -> None:
-        name = self.preset.itemText(index)
-        if name == CUSTOM_PRESET:
+        if index >= self._preset_count:
             return
+        name = self.preset.itemText(index)
         sc = load(name)
         self.set_scenario(sc, preset=name)
         self.scenario_applied.emit(sc)
-
-    def _shape_chosen(self, _index: int) -> None:
-        shape = self.shape.currentText()
-        try:
-            current = self._body_from_fields(self._previous_shape()).build()
-        except ParameterError:
-            current = None
-        if shape == "custom":
-            if current is not None:
-                self._fill_inertia(current.inertia)
-        else:
-            n = len(SIZE_LABELS[shape])
-            sizes = DEFAULT_SIZES[shape]
-            if current is not None and n == 3 and shape in ("box", "ellipsoid"):
-                moments, _ = current.principal()
-                box = equivalent_box_size(current.mass, moments)
-                sizes = tuple(box if shape == "box" else box / 2)
-            for f, v in zip(self.size_fields, sizes):
-                f.set_value(v)
-        self._shown_shape = shape
-        self._show_shape_fields(shape)
-        self._edited()
-
-    def _previous_shape(self) -> str:
-        return getattr(self, "_shown_shape", self._scenario.body.shape if self._scenario else "box")
 
     def _gravity_toggled(self, on: bool) -> None:
         self._set_gravity_enabled(on)
@@ -484,7 +405,7 @@ class ParameterPanel(QWidget):
 
     def _fill_spin(self) -> None:
         try:
-            body = self._body_from_fields().build()
+            body = self.body_editor.spec().build()
             rate = self.spin_rate.value()
             tilt = math.radians(self.spin_tilt.value())
         except ParameterError as err:
@@ -497,48 +418,7 @@ class ParameterPanel(QWidget):
             f.set_value(0.0 if abs(v) < 1e-12 * abs(rate) else v)
         self._edited()
 
-    def _update_moments(self) -> None:
-        try:
-            body = self._body_from_fields().build()
-        except ParameterError as err:
-            self.moments.setText(f"principal moments: — ({err.field} not valid yet)")
-            return
-        moments, axes = body.principal()
-        distinct = has_intermediate_axis(moments)
-        rows = []
-        for k in range(3):
-            a = axes[:, k]
-            j = int(np.argmax(np.abs(a)))
-            if abs(a[j]) > 1 - 1e-9:
-                along = f"<span style='color:{AXIS_HEX[j]}'>{'−' if a[j] < 0 else ''}body {'xyz'[j]}</span>"
-            else:
-                along = "[" + ", ".join(f"{x:.2f}" for x in a) + "]"
-            mark = " ← <b>intermediate</b> (unstable)" if k == 1 and distinct else ""
-            rows.append(f"I{k + 1} = {moments[k]:.4g} along {along}{mark}")
-        note = "" if distinct else "<br>two moments are equal: a symmetric body, no intermediate axis to flip about"
-        self.moments.setText("principal moments (kg m²):<br>" + "<br>".join(rows) + note)
-
     # ------------------------------------------------------------------ collecting
-
-    def _body_from_fields(self, shape: str | None = None) -> BodySpec:
-        shape = shape or self.shape.currentText()
-        base = self._scenario.body if self._scenario is not None else None
-        same = base is not None and base.shape == shape
-        if shape == "mesh":
-            if not same:
-                raise ParameterError("body.mesh", None, "be given for shape = \"mesh\" (open a scenario file that names one)")
-            if base.mass is None:  # mass from density: the field shows it but is not editable
-                return base
-            return dataclasses.replace(base, mass=self.mass.value())
-        mass = self.mass.value()
-        if shape == "custom":
-            inertia = tuple(f.value() for f in self.inertia_fields)
-            if same:  # keeps the reference point (center_of_mass) of the scenario
-                return dataclasses.replace(base, mass=mass, inertia=inertia,
-                                           allow_unphysical=self.allow_unphysical.isChecked())
-            return BodySpec("custom", mass, None, inertia, self.allow_unphysical.isChecked())
-        n = len(SIZE_LABELS[shape])
-        return BodySpec(shape, mass, tuple(f.value() for f in self.size_fields[:n]), None, False)
 
     def _loads_from_table(self) -> tuple:
         specs = []
@@ -559,7 +439,7 @@ class ParameterPanel(QWidget):
     def build(self) -> Scenario:
         """The scenario the fields describe; raises :class:`ParameterError` naming the field."""
         base = self._scenario or Scenario()
-        body = self._body_from_fields()
+        body = self.body_editor.spec()
         body.build()
         omega = tuple(f.value() for f in self.omega)
         velocity = tuple(f.value() for f in self.velocity)
@@ -579,27 +459,22 @@ class ParameterPanel(QWidget):
         except ParameterError as err:
             self._show_error(err)
             return False
-        preset = self.preset.currentText()
-        if sc != self._scenario:
-            preset = CUSTOM_PRESET
-            if not sc.name.endswith("(edited)"):
-                sc = sc.replace(name=f"{sc.name} (edited)")
-        self.set_scenario(sc, preset=preset if preset != CUSTOM_PRESET else None)
+        preset, source = self._scenario_preset, self._source
+        if sc != self._scenario:  # the file's prose no longer describes it: the summary does
+            preset = source = None
+            sc = sc.replace(name=edited_name(sc.name), description="")
+        self.set_scenario(sc, preset=preset, source=source)
         self.scenario_applied.emit(sc)
         return True
 
     def revert(self) -> None:
         """Back to the running scenario's values."""
         if self._scenario is not None:
-            self.set_scenario(self._scenario, preset=self._scenario_preset)
+            self.set_scenario(self._scenario, preset=self._scenario_preset, source=self._source)
 
     def _show_error(self, err: ParameterError) -> None:
         self.error.setText(f"Not applied: {err}. The simulation keeps its previous parameters.")
         self.status.setText("")
         exact = [f for f in self._all_fields if f.field == err.field]
         base = err.field.split("[")[0]
-        for f in self._all_fields:
-            bad = f in exact if exact else f.field.split("[")[0] == base
-            f.setProperty("invalid", bool(bad))
-            f.style().unpolish(f)
-            f.style().polish(f)
+        self._mark_invalid(exact or [f for f in self._all_fields if f.field.split("[")[0] == base])

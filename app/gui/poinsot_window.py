@@ -31,9 +31,10 @@ class PoinsotWindow(MainWindow):
     EXPORT_VIEW_ARGS = ("--view", "poinsot")
     EXPORT_VIEW_NAME = "Poinsot view"
 
-    def __init__(self, scenario, *, preset=None, paused=False, persist=True, parent=None):
-        super().__init__(scenario, preset=preset, paused=paused, persist=persist, parent=parent)
-        self.setWindowTitle("Tumble: Poinsot's construction")
+    VIEW_TITLE = "Tumble: Poinsot's construction"
+
+    def __init__(self, scenario, *, preset=None, paused=False, persist=True, source=None, parent=None):
+        super().__init__(scenario, preset=preset, paused=paused, persist=persist, source=source, parent=parent)
         self.splitter.widget(1).setSizes(list(RIGHT_SIZES))
         self.follow_box.setEnabled(False)
         self.follow_box.setToolTip("The construction's centre is fixed: nothing to follow")

@@ -193,6 +193,7 @@ class StabilityWindow(QMainWindow):
         geometry = stored.value(GEOMETRY_KEY, QByteArray(), type=QByteArray)
         if self.persist and not geometry.isEmpty():
             self.restoreGeometry(geometry)
+        keys.show_notes(self.statusBar())  # values in the settings file that could not be read
         self._show_selection(np.asarray(scenario.angular_velocity, dtype=float))
         self._show_info()
 
@@ -509,9 +510,11 @@ class StabilityWindow(QMainWindow):
         return window
 
     def save_screenshot_dialog(self) -> None:
-        from PyQt5.QtWidgets import QFileDialog, QMessageBox
+        from PyQt5.QtWidgets import QMessageBox
 
-        path, _ = QFileDialog.getSaveFileName(self, "Save screenshot", "tumble-stability.png", "PNG image (*.png)")
+        from .file_dialogs import save_path
+
+        path, _ = save_path(self, "Save screenshot", "tumble-stability.png", "PNG image (*.png)")
         if path:
             try:
                 self.save_screenshot(path, wait_for_map=False)

@@ -8,6 +8,7 @@ wheel, an editable install and a source checkout.
 from __future__ import annotations
 
 import importlib.resources
+import re
 import sys
 from pathlib import Path
 
@@ -198,9 +199,26 @@ def load(name_or_path) -> Scenario:
     return loads_toml(text, default_name=path.stem, source=str(path), base_dir=path.resolve().parent)
 
 
+#: tomli_w writes every array one item per line; a flat array of numbers of up to this many
+#: items (vectors, quaternions, inertia 6-vectors) is written on one line instead
+INLINE_ARRAY_ITEMS = 8
+#: such an array as tomli_w writes it: "[", then one number (TOML int or float) per line
+_NUMBER_LINES = re.compile(r"\[\n((?:[ ]+[-+]?(?:inf|nan|[0-9][0-9_]*(?:\.[0-9_]+)?(?:[eE][-+]?[0-9_]+)?),\n)+)[ ]*\]")
+
+
+def _inline_number_arrays(text: str) -> str:
+    """``text`` with each short flat array of numbers on one line: ``[0.0, 0.0, 1.0]``."""
+    def inline(match: re.Match) -> str:
+        items = [line.strip().rstrip(",") for line in match.group(1).splitlines()]
+        return "[" + ", ".join(items) + "]" if len(items) <= INLINE_ARRAY_ITEMS else match.group(0)
+
+    return _NUMBER_LINES.sub(inline, text)
+
+
 def dumps(scenario: Scenario, base_dir=None) -> str:
-    """TOML text of a scenario (a relative mesh path rewritten relative to ``base_dir``)."""
-    return tomli_w.dumps(to_dict(scenario, base_dir))
+    """TOML text of a scenario (a relative mesh path rewritten relative to ``base_dir``),
+    vectors on one line each."""
+    return _inline_number_arrays(tomli_w.dumps(to_dict(scenario, base_dir)))
 
 
 def save(scenario: Scenario, path) -> None:

@@ -105,7 +105,7 @@ def test_a_valid_edit_restarts_with_the_new_parameters(open_window, qtbot):
     assert window.panel.apply()
     qtbot.waitUntil(lambda: latest(window).scenario.angular_velocity == (0.2, 3.0, 0.1), timeout=WAIT_MS)
     assert latest(window).scenario.name.endswith("(edited)")
-    assert window.panel.preset.currentText() == "(edited)"
+    assert window.panel.preset.currentText() == "Boxes simple (edited)"
 
 
 def test_switching_preset_rebuilds_the_mesh(open_window, qtbot):
@@ -203,7 +203,7 @@ def test_revert_brings_back_the_values_and_the_preset_name(open_window):
     window = open_window("boxes-complex", paused=True)
     window.panel.mass.setText("3")
     window.panel.mass.textEdited.emit("3")
-    assert window.panel.preset.currentText() == "(edited)"
+    assert window.panel.preset.currentText() == "Boxes complex (edited)"
     window.panel.revert()
     assert window.panel.mass.text() == "10"
     assert window.panel.preset.currentText() == "boxes-complex"
