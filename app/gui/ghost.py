@@ -33,7 +33,7 @@ from ..physics.reference import ExactReference, exact_unavailable_reason
 from ..scene.ghost import GHOST_COLOR
 from ..scene.style import TEXT_COLOR
 from ..simulation.worker import HISTORY_CAPACITY, RECORD_INTERVAL_S, record_steps
-from .plots import MAX_POINTS
+from .plots import MAX_POINTS, release_menus
 
 #: errors below this are drawn at it (log scale): round-off of a double in radians
 ERROR_FLOOR = 1e-16
@@ -281,6 +281,4 @@ class _ErrorPlot(pg.PlotItem):
             self.vb.setRange(xRange=(x0, max(float(t[-1]), x0 + 1e-6)), yRange=(lo - 0.5, hi + 0.5), padding=0)
 
     def release(self) -> None:
-        for menu in [*getattr(self, "subMenus", []), getattr(self, "ctrlMenu", None), getattr(self.vb, "menu", None)]:
-            if menu is not None:
-                menu.deleteLater()
+        release_menus(self)

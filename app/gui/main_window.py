@@ -13,34 +13,25 @@ Commands go the other way as worker method calls (queued, applied at step bounda
 
 from __future__ import annotations
 
-import math
 import time
 import traceback
 from pathlib import Path
 
 import numpy as np
 from PyQt5.QtCore import QByteArray, QEvent, Qt, QTimer, pyqtSignal
-from PyQt5.QtGui import QKeySequence
 from PyQt5.QtWidgets import (
-    QAction,
     QApplication,
     QCheckBox,
-    QComboBox,
     QDockWidget,
     QFileDialog,
-    QHBoxLayout,
     QLabel,
     QMainWindow,
     QMessageBox,
-    QSlider,
     QSplitter,
-    QToolButton,
-    QVBoxLayout,
     QWidget,
 )
 from pyvistaqt import QtInteractor
 
-from ..atomic import atomic_path
 from ..export.data import export_view_png
 from ..physics.errors import DivergenceError, ParameterError
 from ..physics.integrators import simulate
@@ -54,8 +45,9 @@ from ..simulation.worker import RECORD_INTERVAL_S
 from . import settings as keys
 from .ghost import ExactGhost
 from .panel import ParameterPanel
-from .plots import DEFAULT_WINDOW, MAX_POINTS, WINDOWS, PlotsPanel
-from .theme import ERROR_TEXT, MUTED_TEXT, configure_pyqtgraph
+from .plots import DEFAULT_WINDOW, MAX_POINTS, PlotsBox, PlotsPanel
+from .theme import MUTED_TEXT, configure_pyqtgraph
+from .window_parts import SpeedControl, add_action, add_status_labels, overlay_label, save_window_png
 
 #: display frame timer period (ms): ~60 Hz requested; the scene renders only on news
 FRAME_INTERVAL_MS = 16
@@ -67,8 +59,6 @@ POLHODE_INTERVAL_S = 1.0 / 5.0
 STATUS_INTERVAL_S = 0.25
 #: the fps figure is measured over this window (s)
 FPS_WINDOW_S = 1.0
-#: speed slider: ticks per decade (log scale from MIN_SPEED to MAX_SPEED)
-SPEED_TICKS_PER_DECADE = 50
 #: the worker starts with the first frame, or after this long if no frame is drawn (ms)
 WORKER_START_FALLBACK_MS = 3000
 #: how long a status-bar message (a file written) stays (ms)
@@ -240,50 +230,22 @@ class MainWindow(QMainWindow):
     @classmethod
     def _legend_overlay(cls, parent, legend=LEGEND) -> QLabel:
         """The colour key as a Qt label over the scene: crisp text, no render cost."""
-        label = QLabel(cls._legend_html(legend), parent)
-        label.setStyleSheet("QLabel { background: rgba(22, 25, 30, 190); color: #c9d1d9; border-radius: 4px;"
-                            " padding: 5px; font-size: 8pt; }")
-        label.setAttribute(Qt.WA_TransparentForMouseEvents)
-        label.move(8, 8)
-        label.adjustSize()
-        return label
+        return overlay_label(parent, cls._legend_html(legend))
 
     def _plots_box(self) -> QWidget:
-        box = QWidget()
-        lay = QVBoxLayout(box)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(2)
-        bar = QHBoxLayout()
-        bar.setContentsMargins(6, 2, 6, 0)
-        bar.addWidget(QLabel("Plots:"))
-        self.window_combo = QComboBox()
-        self.window_combo.addItems(list(WINDOWS))
         stored = keys.open_settings().value(keys.PLOT_WINDOW, DEFAULT_WINDOW, type=str)
-        self.window_combo.setCurrentText(stored if stored in WINDOWS else DEFAULT_WINDOW)
+        box = PlotsBox(self.plots, stored, "Scroll over the last seconds of simulated time, or show the whole history",
+                       "Plot the drift as log10 of its magnitude (round-off shows as ~-16)")
+        self.window_combo, self.log_drift = box.window_combo, box.log_drift
         self.plots.set_window(self.window_combo.currentText())
         self.window_combo.currentTextChanged.connect(self._window_changed)
-        self.window_combo.setToolTip("Scroll over the last seconds of simulated time, or show the whole history")
-        bar.addWidget(self.window_combo)
-        self.log_drift = QCheckBox("log₁₀ |drift|")
-        self.log_drift.setToolTip("Plot the drift as log10 of its magnitude (round-off shows as ~-16)")
         self.log_drift.toggled.connect(self._log_changed)
-        bar.addWidget(self.log_drift)
-        bar.addStretch(1)
-        lay.addLayout(bar)
-        lay.addWidget(self.plots, 1)
         self.ghost.attach_plot(self.plots, row=3, link_to=self.plots.L_plot)  # a row under the drifts
         return box
 
     def _build_actions(self) -> None:
         def action(text, slot, shortcut=None, tip=""):
-            a = QAction(text, self)
-            a.triggered.connect(slot)
-            if shortcut:
-                a.setShortcut(QKeySequence(shortcut))
-                a.setShortcutContext(Qt.WindowShortcut)
-            a.setToolTip(f"{tip} ({shortcut})" if shortcut else tip)
-            self.addAction(a)
-            return a
+            return add_action(self, text, slot, shortcut, tip)
 
         self.play_action = action("Pause", self.toggle_play, "Space", "Play or pause the simulation")
         self.step_action = action("Step", self.worker.step, "S", "Pause and advance one frame")
@@ -310,23 +272,9 @@ class MainWindow(QMainWindow):
         for a in (self.play_action, self.step_action, self.reset_action, self.kick_action):
             tb.addAction(a)
         tb.addSeparator()
-        tb.addWidget(QLabel(" speed "))
-        self.speed_slider = QSlider(Qt.Horizontal)
-        lo, hi = math.log10(MIN_SPEED), math.log10(MAX_SPEED)
-        self.speed_slider.setRange(round(lo * SPEED_TICKS_PER_DECADE), round(hi * SPEED_TICKS_PER_DECADE))
-        self.speed_slider.setValue(round(math.log10(speed) * SPEED_TICKS_PER_DECADE))
-        self.speed_slider.setFixedWidth(150)
-        self.speed_slider.setToolTip("Playback speed, 0.1× to 10× real time (log scale)")
-        self.speed_slider.valueChanged.connect(self._speed_moved)
-        tb.addWidget(self.speed_slider)
-        self.speed_label = QLabel()
-        self.speed_label.setMinimumWidth(46)
-        tb.addWidget(self.speed_label)
-        one = QToolButton()
-        one.setText("real time")
-        one.setToolTip("Real time")
-        one.clicked.connect(lambda: self.set_speed(1.0))
-        tb.addWidget(one)
+        self.speed_control = SpeedControl(tb, speed, self.worker.set_speed,
+                                          "Playback speed, 0.1× to 10× real time (log scale)")
+        self.speed_slider = self.speed_control.slider
         tb.addSeparator()
         self.follow_box = QCheckBox("follow")
         self.follow_box.setToolTip("Camera follows the centre of mass")
@@ -340,7 +288,6 @@ class MainWindow(QMainWindow):
         tb.addWidget(self.trail_box)
         tb.addWidget(self.ghost.checkbox)
         tb.addAction(self.camera_action)
-        self._show_speed(speed)
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -362,19 +309,11 @@ class MainWindow(QMainWindow):
         self.addAction(self.ghost.action)
 
     def _build_status(self) -> None:
-        sb = self.statusBar()
-        self.status_labels = {}
-        for name, tip in (("time", "simulated time"), ("rtf", "simulated seconds per wall-clock second"),
-                          ("fps", "scene frames drawn per second"), ("steps", "integrator steps per second"),
-                          ("flips", "reversals of the intermediate-axis component of ω"),
-                          ("period", "closed-form time between flips")):
-            label = QLabel()
-            label.setToolTip(tip)
-            sb.addPermanentWidget(label)
-            self.status_labels[name] = label
-        self.error_label = QLabel()
-        self.error_label.setStyleSheet(f"color: {ERROR_TEXT};")
-        sb.addWidget(self.error_label, 1)
+        self.status_labels, self.error_label = add_status_labels(self, (
+            ("time", "simulated time"), ("rtf", "simulated seconds per wall-clock second"),
+            ("fps", "scene frames drawn per second"), ("steps", "integrator steps per second"),
+            ("flips", "reversals of the intermediate-axis component of ω"),
+            ("period", "closed-form time between flips")))
 
     def _restore(self, stored) -> None:
         geometry = stored.value(keys.GEOMETRY, QByteArray(), type=QByteArray)
@@ -407,16 +346,7 @@ class MainWindow(QMainWindow):
         self.worker.kick()
 
     def set_speed(self, speed: float) -> None:
-        self.speed_slider.setValue(round(math.log10(speed) * SPEED_TICKS_PER_DECADE))
-
-    def _speed_moved(self, value: int) -> None:
-        speed = 10 ** (value / SPEED_TICKS_PER_DECADE)
-        speed = 1.0 if abs(speed - 1.0) < 0.03 else speed
-        self.worker.set_speed(speed)
-        self._show_speed(speed)
-
-    def _show_speed(self, speed: float) -> None:
-        self.speed_label.setText(f"{speed:.2g}×" if speed < 1 else f"{speed:.3g}×")
+        self.speed_control.set_speed(speed)
 
     def _trail_toggled(self, on: bool) -> None:
         self.scene.set_trail_visible(on)
@@ -521,12 +451,7 @@ class MainWindow(QMainWindow):
 
     def save_screenshot(self, path) -> Path:
         """Write the whole window as a PNG, atomically (temporary file, then rename)."""
-        path = Path(path)
-        image = self.grab().toImage()
-        with atomic_path(path) as tmp:
-            if not image.save(str(tmp), "PNG"):
-                raise OSError(f"could not write PNG {path}")
-        return path
+        return save_window_png(self, path)
 
     # ------------------------------------------------------------------ the frame loop (GUI thread)
 

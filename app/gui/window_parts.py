@@ -1,0 +1,109 @@
+"""Pieces every view window shares: its actions, the speed control, the status labels, the
+colour-key overlay and the window screenshot. GUI thread only."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from PyQt5.QtCore import Qt
+from PyQt5.QtGui import QKeySequence
+from PyQt5.QtWidgets import QAction, QLabel, QSlider, QToolButton
+
+from ..atomic import atomic_path
+from ..simulation import MAX_SPEED, MIN_SPEED
+from .theme import ERROR_TEXT
+
+#: speed slider: ticks per decade (log scale from MIN_SPEED to MAX_SPEED)
+SPEED_TICKS_PER_DECADE = 50
+#: style of the translucent labels drawn over a 3D view (the colour key, the spin)
+OVERLAY_STYLE = ("QLabel { background: rgba(22, 25, 30, 190); color: #c9d1d9; border-radius: 4px;"
+                 " padding: 5px; font-size: 8pt; }")
+
+
+def add_action(window, text: str, slot, shortcut: str | None = None, tip: str = "") -> QAction:
+    """A window-wide action calling ``slot``, with its shortcut shown in the tooltip."""
+    action = QAction(text, window)
+    action.triggered.connect(slot)
+    if shortcut:
+        action.setShortcut(QKeySequence(shortcut))
+        action.setShortcutContext(Qt.WindowShortcut)
+    action.setToolTip(f"{tip} ({shortcut})" if shortcut else tip)
+    window.addAction(action)
+    return action
+
+
+class SpeedControl:
+    """The toolbar's playback speed: a log-scale slider from MIN_SPEED to MAX_SPEED, its
+    value, and a "real time" button. ``on_change(speed)`` is called when it moves."""
+
+    def __init__(self, toolbar, speed: float, on_change, tip: str):
+        self._on_change = on_change
+        toolbar.addWidget(QLabel(" speed "))
+        self.slider = QSlider(Qt.Horizontal)
+        lo, hi = math.log10(MIN_SPEED), math.log10(MAX_SPEED)
+        self.slider.setRange(round(lo * SPEED_TICKS_PER_DECADE), round(hi * SPEED_TICKS_PER_DECADE))
+        self.slider.setValue(round(math.log10(speed) * SPEED_TICKS_PER_DECADE))
+        self.slider.setFixedWidth(150)
+        self.slider.setToolTip(tip)
+        self.slider.valueChanged.connect(self._moved)
+        toolbar.addWidget(self.slider)
+        self.label = QLabel()
+        self.label.setMinimumWidth(46)
+        toolbar.addWidget(self.label)
+        one = QToolButton()
+        one.setText("real time")
+        one.setToolTip("Real time")
+        one.clicked.connect(lambda: self.set_speed(1.0))
+        toolbar.addWidget(one)
+        self._show(speed)
+
+    def set_speed(self, speed: float) -> None:
+        self.slider.setValue(round(math.log10(speed) * SPEED_TICKS_PER_DECADE))
+
+    def _moved(self, value: int) -> None:
+        speed = 10 ** (value / SPEED_TICKS_PER_DECADE)
+        speed = 1.0 if abs(speed - 1.0) < 0.03 else speed
+        self._on_change(speed)
+        self._show(speed)
+
+    def _show(self, speed: float) -> None:
+        self.label.setText(f"{speed:.2g}×" if speed < 1 else f"{speed:.3g}×")
+
+
+def add_status_labels(window, tips) -> tuple[dict, QLabel]:
+    """Permanent labels ``(name, tooltip)`` on the right of the window's status bar, and the
+    error label that takes the rest of it: ``(labels by name, error label)``."""
+    bar = window.statusBar()
+    labels = {}
+    for name, tip in tips:
+        label = QLabel()
+        label.setToolTip(tip)
+        bar.addPermanentWidget(label)
+        labels[name] = label
+    error = QLabel()
+    error.setStyleSheet(f"color: {ERROR_TEXT};")
+    bar.addWidget(error, 1)
+    return labels, error
+
+
+def overlay_label(parent, html: str = "") -> QLabel:
+    """A translucent rich-text label in the top left corner of ``parent`` (a 3D view):
+    crisp text at no render cost, and clicks go through to the view."""
+    label = QLabel(html, parent)
+    label.setStyleSheet(OVERLAY_STYLE)
+    label.setAttribute(Qt.WA_TransparentForMouseEvents)
+    label.setTextFormat(Qt.RichText)
+    label.move(8, 8)
+    label.adjustSize()
+    return label
+
+
+def save_window_png(window, path) -> Path:
+    """Write the whole window as a PNG, atomically (temporary file, then rename)."""
+    path = Path(path)
+    image = window.grab().toImage()
+    with atomic_path(path) as tmp:
+        if not image.save(str(tmp), "PNG"):
+            raise OSError(f"could not write PNG {path}")
+    return path
