@@ -23,9 +23,7 @@ from pathlib import Path
 
 import numpy as np
 from PyQt5.QtCore import QByteArray, Qt, QTimer, pyqtSignal
-from PyQt5.QtGui import QKeySequence
 from PyQt5.QtWidgets import (
-    QAction,
     QCheckBox,
     QComboBox,
     QFileDialog,
@@ -279,12 +277,9 @@ class CompareWindow(QMainWindow):
         presets_menu = file_menu.addMenu("Presets")
         for name in preset_names():
             presets_menu.addAction(name, lambda n=name: self.load_preset(n))
-        open_action = QAction("Open scenario…", self)
-        open_action.triggered.connect(self.open_scenario)
-        export_action = QAction("Export animation…", self)
-        export_action.setShortcut(QKeySequence("Ctrl+E"))
-        export_action.setToolTip("Re-simulate both sides off screen into an MP4, a GIF or PNG frames")
-        export_action.triggered.connect(self.export_animation_dialog)
+        open_action = add_action(self, "Open scenario…", self.open_scenario)
+        export_action = add_action(self, "Export animation…", self.export_animation_dialog, "Ctrl+E",
+                                   "Re-simulate both sides off screen into an MP4, a GIF or PNG frames")
         for a in (open_action, None, export_action, None, self.shot_action, None, self.quit_action):
             file_menu.addSeparator() if a is None else file_menu.addAction(a)
         sim = bar.addMenu("&Simulation")

@@ -22,9 +22,14 @@ OVERLAY_STYLE = ("QLabel { background: rgba(22, 25, 30, 190); color: #c9d1d9; bo
 
 
 def add_action(window, text: str, slot, shortcut: str | None = None, tip: str = "") -> QAction:
-    """A window-wide action calling ``slot``, with its shortcut shown in the tooltip."""
+    """A window-wide action calling ``slot()``, with its shortcut shown in the tooltip.
+
+    ``triggered`` carries a ``checked`` flag, and PyQt passes it to any slot that takes an
+    argument: connected straight, ``SimulationWorker.kick(impulse_body=None)`` received
+    ``False`` as its impulse. The flag is dropped here, so every command is called bare.
+    """
     action = QAction(text, window)
-    action.triggered.connect(slot)
+    action.triggered.connect(lambda _checked=False: slot())
     if shortcut:
         action.setShortcut(QKeySequence(shortcut))
         action.setShortcutContext(Qt.WindowShortcut)
