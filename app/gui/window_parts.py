@@ -4,6 +4,7 @@ colour-key overlay and the window screenshot. GUI thread only."""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 from PyQt5.QtCore import Qt
@@ -16,6 +17,8 @@ from .theme import ERROR_TEXT
 
 #: speed slider: ticks per decade (log scale from MIN_SPEED to MAX_SPEED)
 SPEED_TICKS_PER_DECADE = 50
+#: longest file name stem made from a scenario's name (characters)
+MAX_STEM = 80
 #: style of the translucent labels drawn over a 3D view (the colour key, the spin)
 OVERLAY_STYLE = ("QLabel { background: rgba(22, 25, 30, 190); color: #c9d1d9; border-radius: 4px;"
                  " padding: 5px; font-size: 8pt; }")
@@ -112,3 +115,18 @@ def save_window_png(window, path) -> Path:
         if not image.save(str(tmp), "PNG"):
             raise OSError(f"could not write PNG {path}")
     return path
+
+
+def file_stem(name: str) -> str:
+    """A file name (no extension) for a scenario called ``name``: lower case, words joined
+    by "-", without the notes the window appends in brackets ("(edited)", "(from the
+    stability map)") or characters a file name should not hold; "tumble" if nothing is left.
+    """
+    base = str(name)
+    while True:  # notes at the end, innermost last: "X (edited) (edited)"
+        stripped = re.sub(r"\s*\([^()]*\)\s*$", "", base)
+        if stripped == base:
+            break
+        base = stripped
+    stem = re.sub(r"[^\w.]+", "-", base.lower()).strip("-.")
+    return stem[:MAX_STEM].rstrip("-.") or "tumble"
