@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import time
 import traceback
+from types import SimpleNamespace
 from pathlib import Path
 
 import numpy as np
@@ -50,8 +51,17 @@ from ..simulation.worker import RECORD_INTERVAL_S
 from . import settings as keys
 from .main_window import DEFAULT_SIZE, FPS_WINDOW_S, FRAME_INTERVAL_MS, PLOT_INTERVAL_S, STATUS_INTERVAL_S
 from .plots import DEFAULT_COMPARE_WINDOW, MAX_POINTS, DriftPlots, PlotsBox
-from .theme import ERROR_TEXT, MUTED_TEXT, configure_pyqtgraph
-from .window_parts import SpeedControl, add_action, add_status_labels, overlay_label, save_window_png
+from .theme import ERROR_TEXT, configure_pyqtgraph
+from .window_parts import (
+    RepeatToggle,
+    SpeedControl,
+    add_action,
+    add_status_labels,
+    legend_html,
+    overlay_label,
+    save_window_png,
+    show_run_state,
+)
 
 #: the workers start with the first frame, or after this long if no frame is drawn (ms)
 WORKER_START_FALLBACK_MS = 3000
@@ -121,7 +131,9 @@ class CompareWindow(QMainWindow):
 
         # --- the workers: one per side
         speed = min(max(stored.value(keys.SPEED, 1.0, type=float), MIN_SPEED), MAX_SPEED)
-        self.workers = tuple(SimulationWorker(sc, running=not paused, speed=speed) for sc in pair)
+        repeat = stored.value(keys.REPEAT, False, type=bool)
+        self.workers = tuple(SimulationWorker(sc, running=not paused, speed=speed, repeat=repeat) for sc in pair)
+        self.repeat = RepeatToggle(self, repeat, self._repeat_changed)
         self.worker = self.workers[0]  # the view protocol's worker (bench, launch)
 
         self._build_actions()
@@ -157,11 +169,9 @@ class CompareWindow(QMainWindow):
 
     @staticmethod
     def _legend_overlay(parent) -> QLabel:
-        rows = "".join(f"<tr><td style='color:{color}'>■</td><td>&nbsp;{text}</td></tr>" for text, color in (
-            ("ω  angular velocity (length ∝ |ω|)", OMEGA_COLOR),
-            ("L  angular momentum (fixed in space)", L_COLOR),
-            ("trail of the intermediate axis' tip", TRAIL_COLOR)))
-        return overlay_label(parent, f"<table cellspacing='0' cellpadding='1'>{rows}</table>")
+        return overlay_label(parent, legend_html((("ω  angular velocity (length ∝ |ω|)", OMEGA_COLOR),
+                                                  ("L  angular momentum (fixed in space)", L_COLOR),
+                                                  ("trail of the intermediate axis' tip", TRAIL_COLOR))))
 
     def _plots_box(self, stored) -> QWidget:
         box = PlotsBox(self.plots, DEFAULT_COMPARE_WINDOW,
@@ -203,6 +213,7 @@ class CompareWindow(QMainWindow):
         tb.setMovable(False)
         for a in (self.play_action, self.step_action, self.reset_action):
             tb.addAction(a)
+        tb.addWidget(self.repeat.checkbox)
         tb.addSeparator()
         self.speed_control = SpeedControl(tb, speed, self._set_speeds,
                                           "Playback speed of both runs, 0.1× to 10× real time (log scale)")
@@ -218,11 +229,6 @@ class CompareWindow(QMainWindow):
         self.trail_box.setChecked(self.scene.trail_visible)
         self.trail_box.toggled.connect(self._trail_toggled)
         tb.addWidget(self.trail_box)
-        self.repeat_box = QCheckBox("repeat")
-        self.repeat_box.setToolTip("Restart both runs at the scenario's duration")
-        self.repeat_box.setChecked(True)
-        self.repeat_box.toggled.connect(self._repeat_toggled)
-        tb.addWidget(self.repeat_box)
         tb.addAction(self.camera_action)
 
     def _build_choosers(self, pair, preset: str | None) -> None:
@@ -285,6 +291,8 @@ class CompareWindow(QMainWindow):
         sim = bar.addMenu("&Simulation")
         for a in (self.play_action, self.step_action, self.reset_action):
             sim.addAction(a)
+        sim.addSeparator()
+        sim.addAction(self.repeat.action)
         view = bar.addMenu("&View")
         view.addAction(self.camera_action)
 
@@ -399,7 +407,11 @@ class CompareWindow(QMainWindow):
         self.scene.set_trail_visible(on)
         self._drawn_serials = (-1, -1)
 
-    def _repeat_toggled(self, on: bool) -> None:
+    def set_repeat(self, on: bool) -> None:
+        """Both runs start again at their end (True) or pause there (False)."""
+        self.repeat.checkbox.setChecked(on)
+
+    def _repeat_changed(self, on: bool) -> None:
         for w in self.workers:
             w.set_repeat(on)
 
@@ -529,9 +541,8 @@ class CompareWindow(QMainWindow):
         a, b = snaps
         lab["time"].setText(f"t = {self.drawn_time:8.2f} s")
         running = a.running or b.running
-        rtf = min(a.realtime_factor, b.realtime_factor)
-        lab["rtf"].setText(f"real time ×{rtf:.2f}" if running else "paused")
-        lab["rtf"].setStyleSheet("" if running else f"color: {MUTED_TEXT};")
+        show_run_state(lab["rtf"], SimpleNamespace(running=running, ended=a.ended and b.ended,
+                                                   realtime_factor=min(a.realtime_factor, b.realtime_factor)))
         lab["fps"].setText(f"{self._fps:3.0f} fps")
         lab["flips"].setText(f"flips {a.flips} / {b.flips}")
         parts = []
@@ -561,6 +572,7 @@ class CompareWindow(QMainWindow):
             stored = keys.open_settings()
             stored.setValue(GEOMETRY_KEY, self.saveGeometry())
             stored.setValue(LOG_KEY, self.log_drift.isChecked())
+            stored.setValue(keys.REPEAT, self.repeat.isChecked())
             stored.sync()
         self.scene_view.close()
         self.plots.release()

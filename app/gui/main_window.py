@@ -46,8 +46,9 @@ from . import settings as keys
 from .ghost import ExactGhost
 from .panel import ParameterPanel
 from .plots import DEFAULT_WINDOW, MAX_POINTS, PlotsBox, PlotsPanel
-from .theme import MUTED_TEXT, configure_pyqtgraph
-from .window_parts import SpeedControl, add_action, add_status_labels, overlay_label, save_window_png
+from .theme import configure_pyqtgraph
+from .window_parts import (RepeatToggle, SpeedControl, add_action, add_status_labels, legend_html, overlay_label,
+                           save_window_png, show_run_state)
 
 #: display frame timer period (ms): ~60 Hz requested; the scene renders only on news
 FRAME_INTERVAL_MS = 16
@@ -147,9 +148,9 @@ class MainWindow(QMainWindow):
 
         # --- the worker
         speed = min(max(stored.value(keys.SPEED, 1.0, type=float), MIN_SPEED), MAX_SPEED)
-        self.worker = SimulationWorker(scenario, running=not paused, speed=speed,
-                                       repeat=self.panel.repeat.isChecked())
-        self.panel.repeat_changed.connect(self.worker.set_repeat)
+        repeat = stored.value(keys.REPEAT, False, type=bool)
+        self.worker = SimulationWorker(scenario, running=not paused, speed=speed, repeat=repeat)
+        self.repeat = RepeatToggle(self, repeat, self.worker.set_repeat)
 
         self._build_actions()
         self._build_toolbar(speed)
@@ -221,11 +222,8 @@ class MainWindow(QMainWindow):
     def _legend_html(legend, loaded: bool = False) -> str:
         """The key's rows; with applied torques or forces L is not fixed in space, and the
         key says so instead."""
-        def say(text):
-            return text.replace("(fixed in space)", "(turned by the applied loads)") if loaded else text
-
-        rows = "".join(f"<tr><td style='color:{color}'>■</td><td>&nbsp;{say(text)}</td></tr>" for text, color in legend)
-        return f"<table cellspacing='0' cellpadding='1'>{rows}</table>"
+        say = "(turned by the applied loads)" if loaded else "(fixed in space)"
+        return legend_html((text.replace("(fixed in space)", say), color) for text, color in legend)
 
     @classmethod
     def _legend_overlay(cls, parent, legend=LEGEND) -> QLabel:
@@ -271,6 +269,7 @@ class MainWindow(QMainWindow):
         tb.setMovable(False)
         for a in (self.play_action, self.step_action, self.reset_action, self.kick_action):
             tb.addAction(a)
+        tb.addWidget(self.repeat.checkbox)
         tb.addSeparator()
         self.speed_control = SpeedControl(tb, speed, self.worker.set_speed,
                                           "Playback speed, 0.1× to 10× real time (log scale)")
@@ -302,6 +301,8 @@ class MainWindow(QMainWindow):
         sim = bar.addMenu("&Simulation")
         for a in (self.play_action, self.step_action, self.reset_action, self.kick_action):
             sim.addAction(a)
+        sim.addSeparator()
+        sim.addAction(self.repeat.action)
         view = bar.addMenu("&View")
         view.addAction(self.camera_action)
         view.addAction(self.dock.toggleViewAction())
@@ -347,6 +348,10 @@ class MainWindow(QMainWindow):
 
     def set_speed(self, speed: float) -> None:
         self.speed_control.set_speed(speed)
+
+    def set_repeat(self, on: bool) -> None:
+        """Start again at the end of the run (True) or pause there (False)."""
+        self.repeat.checkbox.setChecked(on)
 
     def _trail_toggled(self, on: bool) -> None:
         self.scene.set_trail_visible(on)
@@ -538,15 +543,13 @@ class MainWindow(QMainWindow):
         self._fps = len(self._frame_times) / FPS_WINDOW_S
         lab = self.status_labels
         lab["time"].setText(f"t = {snap.t:8.2f} s")
-        lab["rtf"].setText(f"real time ×{snap.realtime_factor:.2f}" if snap.running else "paused")
+        show_run_state(lab["rtf"], snap)
         lab["fps"].setText(f"{self._fps:3.0f} fps")
         lab["steps"].setText(f"{snap.steps_per_second:6.0f} steps/s")
         lab["flips"].setText(f"flips {snap.flips}")
         period = snap.predicted_flip_period
         lab["period"].setText("predicted flip period " + ("—" if period is None else f"{period:.3f} s"))
         self.play_action.setText("Pause" if snap.running else "Play")
-        muted = f"color: {MUTED_TEXT};"
-        lab["rtf"].setStyleSheet("" if snap.running else muted)
 
     @property
     def fps(self) -> float:
@@ -580,6 +583,7 @@ class MainWindow(QMainWindow):
         stored.setValue(keys.GEOMETRY, self.saveGeometry())
         stored.setValue(keys.WINDOW_STATE, self.saveState())
         stored.setValue(keys.SPEED, self.worker.latest().speed)
+        stored.setValue(keys.REPEAT, self.repeat.isChecked())
         stored.setValue(keys.FOLLOW, self.follow_box.isChecked())
         stored.setValue(keys.TRAIL, self.trail_box.isChecked())
         stored.setValue(keys.GHOST, self.ghost.checkbox.isChecked())

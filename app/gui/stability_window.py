@@ -54,7 +54,15 @@ from .main_window import DEFAULT_SIZE, FPS_WINDOW_S, FRAME_INTERVAL_MS, PLOT_INT
 from .plots import release_menus
 from .stability_map import add_axis_markers, body_direction, break_wraps, map_position
 from .theme import MUTED_TEXT, configure_pyqtgraph
-from .window_parts import add_action, add_status_labels, overlay_label, save_window_png
+from .window_parts import (
+    END_OF_RUN,
+    END_OF_RUN_TIP,
+    RepeatToggle,
+    add_action,
+    add_status_labels,
+    overlay_label,
+    save_window_png,
+)
 
 #: colour map of the wander (0 deg dark, 180 deg bright), as in ``tumble stability --out x.png``
 COLOR_MAP = "magma"
@@ -159,7 +167,9 @@ class StabilityWindow(QMainWindow):
         self.setCentralWidget(self.splitter)
 
         # --- the spin shown beside the map
-        self.worker = SimulationWorker(scenario, running=not paused)
+        repeat = stored.value(keys.REPEAT, False, type=bool)
+        self.worker = SimulationWorker(scenario, running=not paused, repeat=repeat)
+        self.repeat = RepeatToggle(self, repeat, self.worker.set_repeat)
 
         self._build_actions()
         self._build_toolbars(int(directions), float(duration))
@@ -265,6 +275,7 @@ class StabilityWindow(QMainWindow):
         tb2.setMovable(False)
         for a in (self.play_action, self.reset_action, self.kick_action):
             tb2.addAction(a)
+        tb2.addWidget(self.repeat.checkbox)
         tb2.addSeparator()
         tb2.addAction(self.main_action)
 
@@ -276,6 +287,8 @@ class StabilityWindow(QMainWindow):
         sim = bar.addMenu("&Simulation")
         for a in (self.play_action, self.reset_action, self.kick_action):
             sim.addAction(a)
+        sim.addSeparator()
+        sim.addAction(self.repeat.action)
 
     def _build_status(self) -> None:
         self.status_labels, self.error_label = add_status_labels(self, (
@@ -414,6 +427,10 @@ class StabilityWindow(QMainWindow):
         """Playback speed of the spin beside the map (a multiple of real time)."""
         self.worker.set_speed(speed)
 
+    def set_repeat(self, on: bool) -> None:
+        """The spin beside the map starts again at its end (True) or pauses there (False)."""
+        self.repeat.checkbox.setChecked(on)
+
     def open_in_main_view(self):
         """Open a main window on the spin chosen last (it stays open on its own)."""
         from .main_window import MainWindow
@@ -525,7 +542,9 @@ class StabilityWindow(QMainWindow):
         self._frame_times = [t for t in self._frame_times if t >= cutoff]
         self._fps = len(self._frame_times) / FPS_WINDOW_S
         lab = self.status_labels
-        lab["time"].setText(f"t = {snap.t:8.2f} s" + ("" if snap.running else " (paused)"))
+        state = "" if snap.running else f" ({END_OF_RUN})" if snap.ended else " (paused)"
+        lab["time"].setText(f"t = {snap.t:8.2f} s{state}")
+        lab["time"].setToolTip(END_OF_RUN_TIP if snap.ended else "simulated time of the spin beside the map")
         lab["fps"].setText(f"{self._fps:3.0f} fps")
         lab["flips"].setText(f"flips {snap.flips}")
         self.play_action.setText("Pause" if snap.running else "Play")
@@ -552,6 +571,7 @@ class StabilityWindow(QMainWindow):
             stored.setValue(GEOMETRY_KEY, self.saveGeometry())
             stored.setValue(DIRECTIONS_KEY, self.directions_box.value())
             stored.setValue(DURATION_KEY, self.duration_box.value())
+            stored.setValue(keys.REPEAT, self.repeat.isChecked())
             stored.sync()
         self.scene_view.close()
         release_menus(self.map_plot, self.colorbar)  # a ColorBarItem is a PlotItem, menus and all

@@ -9,11 +9,11 @@ from pathlib import Path
 
 from PyQt5.QtCore import Qt
 from PyQt5.QtGui import QKeySequence
-from PyQt5.QtWidgets import QAction, QLabel, QSlider, QToolButton
+from PyQt5.QtWidgets import QAction, QCheckBox, QLabel, QSlider, QToolButton
 
 from ..atomic import atomic_path
 from ..simulation import MAX_SPEED, MIN_SPEED
-from .theme import ERROR_TEXT
+from .theme import ERROR_TEXT, MUTED_TEXT
 
 #: speed slider: ticks per decade (log scale from MIN_SPEED to MAX_SPEED)
 SPEED_TICKS_PER_DECADE = 50
@@ -79,6 +79,59 @@ class SpeedControl:
         self.label.setText(f"{speed:.2g}×" if speed < 1 else f"{speed:.3g}×")
 
 
+class RepeatToggle:
+    """The "repeat" option of a view: a toolbar checkbox and a checkable Simulation-menu
+    action kept in step. ``on_change(bool)`` is called when either changes it.
+
+    On, a run that reaches its duration starts again from t = 0; off (the default), it
+    pauses there with "end of run" in the status bar: Play goes on past the end, Reset
+    starts again, and nothing done during the run (a kick) is lost at the end.
+    """
+
+    TIP = ("At the end of the run (the solver's duration) start again from t = 0; off, the run pauses "
+           "there: Play goes on past the end, Reset (R) starts again")
+
+    def __init__(self, window, checked: bool, on_change):
+        self.checkbox = QCheckBox("repeat")
+        self.checkbox.setChecked(checked)
+        self.checkbox.setToolTip(self.TIP)
+        self.action = QAction("Repeat at the end of the run", window)
+        self.action.setCheckable(True)
+        self.action.setChecked(checked)
+        self.action.setToolTip(self.TIP)
+        self.action.setStatusTip(self.TIP)
+        # setChecked with the value it has emits nothing, so the two cannot ping-pong
+        self.checkbox.toggled.connect(self.action.setChecked)
+        self.action.toggled.connect(self.checkbox.setChecked)
+        self.checkbox.toggled.connect(on_change)
+
+    def isChecked(self) -> bool:  # noqa: N802 - as Qt's
+        return self.checkbox.isChecked()
+
+
+#: the status bar's real-time factor, and what it means
+RTF_TIP = "simulated seconds per wall-clock second"
+#: the status bar's word for a run paused at its duration, and its tooltip
+END_OF_RUN = "end of run"
+END_OF_RUN_TIP = ("The run reached its duration (Solver > duration) and paused: Play (Space) goes on past it, "
+                  "Reset (R) starts again; the repeat option starts again by itself")
+
+
+def show_run_state(label: QLabel, snap, rtf: float | None = None) -> None:
+    """The status bar's run state: the real-time factor while running (``rtf``, default
+    the snapshot's), else "end of run" at the run's duration, else "paused" (muted)."""
+    if snap.running:
+        text, tip, style = f"real time ×{snap.realtime_factor if rtf is None else rtf:.2f}", RTF_TIP, ""
+    elif snap.ended:
+        text, tip, style = END_OF_RUN, END_OF_RUN_TIP, ""
+    else:
+        text, tip, style = "paused", RTF_TIP, f"color: {MUTED_TEXT};"
+    if label.text() != text:
+        label.setText(text)
+        label.setToolTip(tip)
+        label.setStyleSheet(style)
+
+
 def add_status_labels(window, tips) -> tuple[dict, QLabel]:
     """Permanent labels ``(name, tooltip)`` on the right of the window's status bar, and the
     error label that takes the rest of it: ``(labels by name, error label)``."""
@@ -93,6 +146,12 @@ def add_status_labels(window, tips) -> tuple[dict, QLabel]:
     error.setStyleSheet(f"color: {ERROR_TEXT};")
     bar.addWidget(error, 1)
     return labels, error
+
+
+def legend_html(rows) -> str:
+    """A colour key as rich text: a coloured square and the text of each ``(text, colour)``."""
+    cells = "".join(f"<tr><td style='color:{color}'>■</td><td>&nbsp;{text}</td></tr>" for text, color in rows)
+    return f"<table cellspacing='0' cellpadding='1'>{cells}</table>"
 
 
 def overlay_label(parent, html: str = "") -> QLabel:
