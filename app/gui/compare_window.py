@@ -511,9 +511,10 @@ class CompareWindow(QMainWindow):
         self._shown = tuple(s.scenario for s in snaps)
         labels = [f"{side}: {side_label(s.scenario)}" for side, s in zip(SIDES, snaps)]
         scene_labels = [f"{side}: {side_label(s.scenario, chr(10))}" for side, s in zip(SIDES, snaps)]
-        if old is None or old.body != sc.body or old.position != sc.position:
+        start = (sc.body, sc.position, sc.orientation, sc.angular_velocity)
+        if old is None or start != (old.body, old.position, old.orientation, old.angular_velocity):
             self.scene.set_bodies(sc.rigid_body, center=np.asarray(sc.position, dtype=float),
-                                  w0=sc.angular_velocity, labels=scene_labels)
+                                  w0=sc.angular_velocity, q0=sc.initial_state.q, labels=scene_labels)
         else:
             self.scene.set_labels(scene_labels)
         self.plots.set_names(labels)

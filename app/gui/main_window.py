@@ -518,8 +518,11 @@ class MainWindow(QMainWindow):
         old = self._shown_scenario
         sc = snap.scenario
         self._shown_scenario = sc
+        # the default view depends on the body and its start (where omega and L point)
+        start = (sc.body, sc.position, sc.orientation, sc.angular_velocity)
         self.scene.set_body(sc.rigid_body, center=np.asarray(sc.position, dtype=float), w0=sc.angular_velocity,
-                            reset_camera=old is None or old.body != sc.body or old.position != sc.position)
+                            q0=sc.initial_state.q, reset_camera=old is None or start != (
+                                old.body, old.position, old.orientation, old.angular_velocity))
         self.plots.clear_curves()
         self._shown_run = None
         self.legend.setText(self._legend_html(self._legend_rows, loaded=bool(sc.loads)))

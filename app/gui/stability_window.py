@@ -510,7 +510,7 @@ class StabilityWindow(QMainWindow):
         sc = snap.scenario
         self._shown_scenario = sc
         self.scene.set_body(sc.rigid_body, center=np.asarray(sc.position, dtype=float), w0=sc.angular_velocity,
-                            reset_camera=old is None)
+                            q0=sc.initial_state.q, reset_camera=old is None)
         if old is not None:
             self.scene.reset_camera(np.asarray(sc.position, dtype=float))
         w0 = np.asarray(sc.angular_velocity, dtype=float)
