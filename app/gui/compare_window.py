@@ -51,6 +51,7 @@ from ..simulation.worker import RECORD_INTERVAL_S
 from . import settings as keys
 from .main_window import DEFAULT_SIZE, FPS_WINDOW_S, FRAME_INTERVAL_MS, PLOT_INTERVAL_S, STATUS_INTERVAL_S
 from .plots import DEFAULT_COMPARE_WINDOW, MAX_POINTS, DriftPlots, PlotsBox
+from .heap import return_large_blocks
 from .theme import ERROR_TEXT, configure_pyqtgraph
 from .window_parts import (
     RepeatToggle,
@@ -93,6 +94,7 @@ class CompareWindow(QMainWindow):
                  persist: bool = True, integrators=(None, None), dts=(None, None), parent=None):
         super().__init__(parent)
         configure_pyqtgraph()
+        return_large_blocks()  # resizes reallocate the render windows' buffers
         self.persist = persist
         self.base = scenario
         self.frames_drawn = 0

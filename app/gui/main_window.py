@@ -46,6 +46,7 @@ from . import settings as keys
 from .ghost import ExactGhost
 from .panel import ParameterPanel
 from .plots import DEFAULT_WINDOW, MAX_POINTS, PlotsBox, PlotsPanel
+from .heap import return_large_blocks
 from .theme import configure_pyqtgraph
 from .window_parts import (RepeatToggle, SpeedControl, add_action, add_status_labels, legend_html, overlay_label,
                            save_window_png, show_run_state)
@@ -84,6 +85,7 @@ class MainWindow(QMainWindow):
                  persist: bool = True, parent=None):
         super().__init__(parent)
         configure_pyqtgraph()
+        return_large_blocks()  # resizes reallocate the render windows' buffers
         self.persist = persist
         self.frames_drawn = 0
         self.first_frame_time: float | None = None

@@ -53,6 +53,7 @@ from . import settings as keys
 from .main_window import DEFAULT_SIZE, FPS_WINDOW_S, FRAME_INTERVAL_MS, PLOT_INTERVAL_S, STATUS_INTERVAL_S
 from .plots import release_menus
 from .stability_map import add_axis_markers, body_direction, break_wraps, map_position
+from .heap import return_large_blocks
 from .theme import MUTED_TEXT, configure_pyqtgraph
 from .window_parts import (
     END_OF_RUN,
@@ -107,6 +108,7 @@ class StabilityWindow(QMainWindow):
                  parent=None):
         super().__init__(parent)
         configure_pyqtgraph()
+        return_large_blocks()  # resizes reallocate the render windows' buffers
         self.persist = persist
         self.base = scenario
         #: the scenario of the spin chosen last (the base until a point is clicked)
