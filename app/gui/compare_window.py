@@ -60,6 +60,7 @@ from .window_parts import (
     add_status_labels,
     legend_html,
     overlay_label,
+    same_start,
     save_window_png,
     show_run_state,
 )
@@ -513,8 +514,7 @@ class CompareWindow(QMainWindow):
         self._shown = tuple(s.scenario for s in snaps)
         labels = [f"{side}: {side_label(s.scenario)}" for side, s in zip(SIDES, snaps)]
         scene_labels = [f"{side}: {side_label(s.scenario, chr(10))}" for side, s in zip(SIDES, snaps)]
-        start = (sc.body, sc.position, sc.orientation, sc.angular_velocity)
-        if old is None or start != (old.body, old.position, old.orientation, old.angular_velocity):
+        if not same_start(old, sc):
             self.scene.set_bodies(sc.rigid_body, center=np.asarray(sc.position, dtype=float),
                                   w0=sc.angular_velocity, q0=sc.initial_state.q, labels=scene_labels)
         else:

@@ -49,7 +49,7 @@ from .plots import DEFAULT_WINDOW, MAX_POINTS, PlotsBox, PlotsPanel
 from .heap import return_large_blocks
 from .theme import configure_pyqtgraph
 from .window_parts import (RepeatToggle, SpeedControl, add_action, add_status_labels, legend_html, overlay_label,
-                           save_window_png, show_run_state)
+                           same_start, save_window_png, show_run_state)
 
 #: display frame timer period (ms): ~60 Hz requested; the scene renders only on news
 FRAME_INTERVAL_MS = 16
@@ -520,11 +520,8 @@ class MainWindow(QMainWindow):
         old = self._shown_scenario
         sc = snap.scenario
         self._shown_scenario = sc
-        # the default view depends on the body and its start (where omega and L point)
-        start = (sc.body, sc.position, sc.orientation, sc.angular_velocity)
         self.scene.set_body(sc.rigid_body, center=np.asarray(sc.position, dtype=float), w0=sc.angular_velocity,
-                            q0=sc.initial_state.q, reset_camera=old is None or start != (
-                                old.body, old.position, old.orientation, old.angular_velocity))
+                            q0=sc.initial_state.q, reset_camera=not same_start(old, sc))
         self.plots.clear_curves()
         self._shown_run = None
         self.legend.setText(self._legend_html(self._legend_rows, loaded=bool(sc.loads)))

@@ -166,6 +166,15 @@ def overlay_label(parent, html: str = "") -> QLabel:
     return label
 
 
+def same_start(a, b) -> bool:
+    """Whether scenarios ``a`` and ``b`` (either may be None) start the same body from the
+    same place, orientation and spin: the default camera is chosen from these."""
+    def start(sc):
+        return (sc.body, sc.position, sc.orientation, sc.angular_velocity)
+
+    return a is not None and b is not None and start(a) == start(b)
+
+
 def save_window_png(window, path) -> Path:
     """Write the whole window as a PNG, atomically (temporary file, then rename)."""
     path = Path(path)
