@@ -400,7 +400,9 @@ class ExportDialog(QDialog):
         self.status.setText(f"Rendering frame {done} of {total}{left}")
 
     def cancel_export(self) -> None:
-        """Ask the child to stop; it deletes what it wrote. Escalates if it does not stop."""
+        """Ask the child to stop; it deletes what it wrote. Escalates if it does not stop.
+        A child still starting (no progress yet: importing, simulating) reads no 'cancel'
+        until its first frame, so it gets SIGTERM at once (it has written nothing yet)."""
         proc = self.process
         if proc is None:
             return
@@ -408,6 +410,8 @@ class ExportDialog(QDialog):
         self.cancel_button.setEnabled(False)
         self.status.setText("Cancelling…")
         proc.write((protocol.CANCEL_LINE + "\n").encode())
+        if self._first_progress is None:
+            proc.terminate()
         _after(proc, CANCEL_GRACE_MS, proc.terminate)
         _after(proc, 2 * CANCEL_GRACE_MS, proc.kill)
 

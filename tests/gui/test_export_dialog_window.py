@@ -154,3 +154,22 @@ def test_a_typed_file_name_selects_its_format(qtbot, tmp_path):
     dialog.out_edit.setText(str(tmp_path / "clip.gif"))
     assert dialog.format_combo.currentData() == ".gif"
     assert "GIF" in dialog.preview.text()
+
+
+#: a stand-in for an export child still starting (importing, simulating): it reads no
+#: 'cancel' until its first frame, and takes its time to get there
+SLOW_STARTING_CHILD = "import time; time.sleep(60)"
+
+
+def test_cancel_while_the_export_starts_stops_it_without_waiting_for_a_frame(qtbot, tmp_path, monkeypatch):
+    monkeypatch.setattr(export_dialog.protocol, "command",
+                        lambda *_a, **_k: [sys.executable, "-c", SLOW_STARTING_CHILD])
+    dialog = ExportDialog(load("t-handle"), out=tmp_path / "clip.mp4")
+    qtbot.addWidget(dialog)
+    dialog.show()
+    dialog.start_export()
+    qtbot.waitUntil(lambda: dialog.process is not None and dialog.process.processId() > 0, timeout=5000)
+    with qtbot.waitSignal(dialog.export_cancelled, timeout=int(CLOSE_BOUND_S * 1000)):
+        dialog.cancel_button.click()
+    assert "nothing was written" in dialog.status.text()
+    dialog.close()
