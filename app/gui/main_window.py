@@ -18,7 +18,7 @@ import traceback
 from pathlib import Path
 
 import numpy as np
-from PyQt5.QtCore import QByteArray, QEvent, Qt, QTimer, pyqtSignal
+from PyQt5.QtCore import QByteArray, Qt, QTimer, pyqtSignal
 from PyQt5.QtWidgets import (
     QApplication,
     QCheckBox,
@@ -48,7 +48,7 @@ from .panel import ParameterPanel
 from .plots import DEFAULT_WINDOW, MAX_POINTS, PlotsBox, PlotsPanel
 from .heap import return_large_blocks
 from .theme import configure_pyqtgraph
-from .window_parts import (RepeatToggle, SpeedControl, add_action, add_status_labels, legend_html, overlay_label,
+from .window_parts import (CameraFitter, RepeatToggle, SpeedControl, add_action, add_status_labels, legend_html, overlay_label,
                            same_start, save_window_png, show_run_state)
 
 #: display frame timer period (ms): ~60 Hz requested; the scene renders only on news
@@ -108,9 +108,9 @@ class MainWindow(QMainWindow):
         # --- central area: scene | (plots over polhode)
         self.scene_view = QtInteractor(self, multi_samples=0, auto_update=False)
         self.scene_view.setMinimumSize(360, 300)
-        self.scene_view.installEventFilter(self)  # a resize re-fits an untouched camera
         self.scene = self._make_scene(self.scene_view, follow=stored.value(keys.FOLLOW, True, type=bool),
                                       trail=stored.value(keys.TRAIL, True, type=bool))
+        self.camera_fitter = CameraFitter(self, self.scene_view)  # a resize re-fits an untouched camera
         self.ghost = ExactGhost(self._make_ghost_scene(self.scene_view), parent=self,
                                 checked=stored.value(keys.GHOST, False, type=bool))
         self.ghost.toggled.connect(self._ghost_toggled)
@@ -177,18 +177,6 @@ class MainWindow(QMainWindow):
         self._first_frame_timer = QTimer(self)
         self._first_frame_timer.setSingleShot(True)
         self._first_frame_timer.timeout.connect(lambda: self.first_frame_drawn.emit(self.first_frame_time))
-
-    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
-        """The scene view was resized (GUI thread): once VTK has the new size, fit the
-        camera to it, unless the user has moved the camera since it was last fitted."""
-        if watched is self.scene_view and event.type() == QEvent.Resize:
-            QTimer.singleShot(0, self._fit_camera)
-        return False
-
-    def _fit_camera(self) -> None:
-        fit = getattr(self.scene, "fit_to_view", None)
-        if fit is not None and not self._closing:
-            fit()
 
     def _start_worker(self) -> None:
         """Start the simulation thread once (GUI thread)."""

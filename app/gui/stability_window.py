@@ -58,6 +58,7 @@ from .theme import MUTED_TEXT, configure_pyqtgraph
 from .window_parts import (
     END_OF_RUN,
     END_OF_RUN_TIP,
+    CameraFitter,
     RepeatToggle,
     add_action,
     add_status_labels,
@@ -158,6 +159,7 @@ class StabilityWindow(QMainWindow):
         self.scene_view = QtInteractor(self, multi_samples=0, auto_update=False)
         self.scene_view.setMinimumSize(300, 300)
         self.scene = RigidBodyScene(self.scene_view, follow=True, trail=True, legend=False)
+        self.camera_fitter = CameraFitter(self, self.scene_view)  # a resize re-fits an untouched camera
         self.scene_view.add_axes(color="#c9d1d9", line_width=2, labels_off=False)
         self.spin_label = overlay_label(self.scene_view)
         self.splitter = QSplitter(Qt.Horizontal)

@@ -7,7 +7,7 @@ import math
 import re
 from pathlib import Path
 
-from PyQt5.QtCore import Qt
+from PyQt5.QtCore import QEvent, QObject, Qt, QTimer
 from PyQt5.QtGui import QKeySequence
 from PyQt5.QtWidgets import QAction, QCheckBox, QLabel, QSlider, QToolButton
 
@@ -22,6 +22,27 @@ MAX_STEM = 80
 #: style of the translucent labels drawn over a 3D view (the colour key, the spin)
 OVERLAY_STYLE = ("QLabel { background: rgba(22, 25, 30, 190); color: #c9d1d9; border-radius: 4px;"
                  " padding: 5px; font-size: 8pt; }")
+
+
+class CameraFitter(QObject):
+    """Fits the camera of ``window``'s 3D view to the view's new shape after each resize,
+    once VTK has the new size, unless the user has moved it since it was last fitted
+    (``window.scene.fit_to_view``); nothing once the window is closing. GUI thread."""
+
+    def __init__(self, window, view):
+        super().__init__(window)
+        self._window = window
+        view.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
+        if event.type() == QEvent.Resize:
+            QTimer.singleShot(0, self._fit)
+        return False
+
+    def _fit(self) -> None:
+        fit = getattr(self._window.scene, "fit_to_view", None)
+        if fit is not None and not self._window._closing:
+            fit()
 
 
 def add_action(window, text: str, slot, shortcut: str | None = None, tip: str = "") -> QAction:

@@ -64,13 +64,8 @@ def _inside_box(point, c, q, half) -> bool:
     return bool(np.all(np.abs(local) <= half * 1.02))
 
 
-@pytest.mark.parametrize("scenario", ["eraser", "boxes-complex", "t-handle"])
-def test_the_default_view_shows_omega_and_l_outside_the_body(open_window, qtbot, tmp_path, scenario):
-    if scenario == "eraser":
-        path = tmp_path / "eraser.toml"
-        path.write_text(ERASER, encoding="utf-8")
-        scenario = str(path)
-    window = open_window(scenario, paused=True)
+def _check_arrows(window) -> None:
+    """Each arrow's head shows its colour, and its axis outside the body shows an arrow."""
     view = window.scene_view
     view.render()
     image = view.screenshot(return_img=True)
@@ -92,3 +87,28 @@ def test_the_default_view_shows_omega_and_l_outside_the_body(open_window, qtbot,
                 pixel = _pixel(view, image, p)
                 assert _shows(pixel, OMEGA_COLOR) or _shows(pixel, L_COLOR), \
                     f"{name} at {s:.2f} of its length is hidden: the pixel there is {pixel[:3]}"
+
+
+@pytest.mark.parametrize("scenario", ["eraser", "boxes-complex", "t-handle"])
+def test_the_default_view_shows_omega_and_l_outside_the_body(open_window, qtbot, tmp_path, scenario):
+    if scenario == "eraser":
+        path = tmp_path / "eraser.toml"
+        path.write_text(ERASER, encoding="utf-8")
+        scenario = str(path)
+    _check_arrows(open_window(scenario, paused=True))
+
+
+def test_the_stability_view_frames_the_spin_for_its_shape(qtbot, tmp_path):
+    """Its scene is tall and narrow: the camera is fitted again once it has its shape."""
+    from app.gui.stability_window import StabilityWindow
+    from app.scenario import load
+
+    path = tmp_path / "eraser.toml"
+    path.write_text(ERASER, encoding="utf-8")
+    window = StabilityWindow(load(str(path)), paused=True, persist=False, directions=100, duration=1.0)
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.first_frame_drawn, timeout=20000):
+        window.show()
+    qtbot.waitUntil(lambda: window.result is not None, timeout=20000)
+    qtbot.wait(100)  # the re-fit after the last resize
+    _check_arrows(window)
