@@ -48,8 +48,8 @@ from .panel import ParameterPanel
 from .plots import DEFAULT_WINDOW, MAX_POINTS, PlotsBox, PlotsPanel
 from .heap import return_large_blocks
 from .theme import configure_pyqtgraph
-from .window_parts import (CameraFitter, RepeatToggle, SpeedControl, add_action, add_status_labels, legend_html, overlay_label,
-                           same_start, save_window_png, show_run_state)
+from .window_parts import (CameraFitter, RepeatToggle, SpeedControl, add_action, add_status_labels, legend_html,
+                           overlay_label, same_start, save_window_png, show_run_state)
 
 #: display frame timer period (ms): ~60 Hz requested; the scene renders only on news
 FRAME_INTERVAL_MS = 16
