@@ -168,6 +168,27 @@ def test_without_repeat_the_run_pauses_at_its_end_with_its_kick_and_play_goes_on
     assert wait_for(lambda: w.latest().run_id != run and not w.latest().ended)
 
 
+def test_reset_or_a_new_scenario_at_the_end_plays_the_new_run(make_worker):
+    sc = load("boxes-simple").replace(solver=SolverSpec("rk4", 1e-3, 0.2))
+    w = make_worker(sc, speed=5.0)
+    for restart in (w.reset, lambda: w.apply(sc.replace(name="again"))):
+        assert wait_for(lambda: w.latest().ended, timeout=10)
+        run = w.latest().run_id
+        restart()  # the end paused the run, not the user: the new run plays
+        assert wait_for(lambda: w.latest().run_id != run and w.latest().running and w.latest().t > 0.05)
+
+
+def test_a_user_pause_survives_a_reset(make_worker):
+    w = make_worker("boxes-simple", speed=5.0)
+    assert wait_for(lambda: w.latest().t > 0.1)
+    w.pause()
+    assert wait_for(lambda: not w.latest().running)
+    run = w.latest().run_id
+    w.reset()
+    assert wait_for(lambda: w.latest().run_id != run)
+    assert not w.latest().running and not w.latest().ended
+
+
 def test_a_step_at_the_end_goes_on(make_worker):
     sc = load("boxes-simple").replace(solver=SolverSpec("rk4", 1e-3, 0.2))
     w = make_worker(sc, speed=5.0)

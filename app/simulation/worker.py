@@ -339,6 +339,8 @@ class SimulationWorker(threading.Thread):
             self._past_end = True
 
     def _restart(self) -> None:
+        if self._ended:  # paused by the run's end, not by the user: the new run plays
+            self._running = True
         self._ended = self._past_end = False
         self._state = self._scenario.initial_state
         self._segment_start = self._state
