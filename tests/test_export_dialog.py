@@ -16,7 +16,7 @@ if not os.environ.get("XDG_RUNTIME_DIR"):
     os.environ["XDG_RUNTIME_DIR"] = _runtime
 
 from PyQt5.QtCore import QTimer  # noqa: E402
-from PyQt5.QtWidgets import QStatusBar  # noqa: E402
+from PyQt5.QtWidgets import QLabel, QStatusBar  # noqa: E402
 
 from app.gui.export_dialog import ExportDialog, offer_open_folder  # noqa: E402
 from app.scenario import load  # noqa: E402
@@ -134,9 +134,11 @@ def test_status_bar_offers_to_open_the_folder_for_a_while(qtbot, tmp_path, monke
     monkeypatch.setattr(export_dialog, "OPEN_FOLDER_OFFER_MS", 100)
     bar = QStatusBar()
     qtbot.addWidget(bar)
+    bar.show()
     button = offer_open_folder(bar, tmp_path / "clip.mp4")
     assert button.text() == "Open folder" and button.toolTip() == str(tmp_path.resolve())
-    assert bar.currentMessage() == "Exported clip.mp4"
+    assert button.isVisible()  # not hidden behind a temporary message
+    assert [label.text() for label in bar.findChildren(QLabel)] == ["Exported clip.mp4"]
     qtbot.waitUntil(lambda: sip.isdeleted(button), timeout=5000)
     bar.showMessage("the status bar still works without the button")
     qtbot.wait(10)

@@ -145,6 +145,71 @@ def test_history_is_bounded_and_repeat_restarts(make_worker):
     assert w.latest().t <= 2.0
 
 
+def test_without_repeat_the_run_pauses_at_its_end_with_its_kick_and_play_goes_on(make_worker):
+    sc = load("boxes-complex")
+    sc = sc.replace(solver=SolverSpec("rk4", 1e-3, 1.0))
+    w = make_worker(sc, speed=5.0)  # repeat is off unless asked for
+    assert wait_for(lambda: w.latest().t > 0.3, timeout=10)
+    w.kick()
+    assert wait_for(lambda: len(w.latest().kick_times) == 1)
+    run = w.latest().run_id
+    assert wait_for(lambda: w.latest().ended, timeout=10)
+    snap = w.latest()
+    assert not snap.running and snap.run_id == run and len(snap.kick_times) == 1
+    # it stops at the duration itself (a whole number of record intervals here)
+    assert snap.t == pytest.approx(sc.solver.duration, abs=1e-9)
+    time.sleep(0.2)
+    assert w.latest().t == snap.t
+    w.play()  # goes on past the end, kick and all
+    assert wait_for(lambda: w.latest().t > sc.solver.duration + 0.2, timeout=10)
+    snap = w.latest()
+    assert snap.running and not snap.ended and snap.run_id == run and len(snap.kick_times) == 1
+    w.reset()
+    assert wait_for(lambda: w.latest().run_id != run and not w.latest().ended)
+
+
+def test_reset_or_a_new_scenario_at_the_end_plays_the_new_run(make_worker):
+    sc = load("boxes-simple").replace(solver=SolverSpec("rk4", 1e-3, 0.2))
+    w = make_worker(sc, speed=5.0)
+    for restart in (w.reset, lambda: w.apply(sc.replace(name="again"))):
+        assert wait_for(lambda: w.latest().ended, timeout=10)
+        run = w.latest().run_id
+        restart()  # the end paused the run, not the user: the new run plays
+        assert wait_for(lambda: w.latest().run_id != run and w.latest().running and w.latest().t > 0.05)
+
+
+def test_a_user_pause_survives_a_reset(make_worker):
+    w = make_worker("boxes-simple", speed=5.0)
+    assert wait_for(lambda: w.latest().t > 0.1)
+    w.pause()
+    assert wait_for(lambda: not w.latest().running)
+    run = w.latest().run_id
+    w.reset()
+    assert wait_for(lambda: w.latest().run_id != run)
+    assert not w.latest().running and not w.latest().ended
+
+
+def test_a_step_at_the_end_goes_on(make_worker):
+    sc = load("boxes-simple").replace(solver=SolverSpec("rk4", 1e-3, 0.2))
+    w = make_worker(sc, speed=5.0)
+    assert wait_for(lambda: w.latest().ended, timeout=10)
+    t_end = w.latest().t
+    w.step()
+    assert wait_for(lambda: w.latest().t > t_end)
+    assert not w.latest().running
+
+
+def test_turning_repeat_on_after_the_end_restarts(make_worker):
+    sc = load("boxes-simple").replace(solver=SolverSpec("rk4", 1e-3, 0.2))
+    w = make_worker(sc, speed=5.0)
+    assert wait_for(lambda: w.latest().ended, timeout=10)
+    run = w.latest().run_id
+    w.set_repeat(True)
+    w.play()
+    assert wait_for(lambda: w.latest().run_id > run, timeout=10)
+    assert w.latest().repeat and w.latest().t <= 0.2
+
+
 def test_divergence_is_reported_and_the_thread_lives(make_worker, monkeypatch):
     import app.physics.integrators as integrators
 

@@ -73,7 +73,7 @@ class CompareRenderer:
         self.scene = CompareScene(self.plotter, follow=True, trail=True)
         self._background = _gradient_layer(self.plotter)
         sc = pair[0]
-        self.scene.set_bodies(sc.rigid_body, center=sc.initial_state.c, w0=sc.angular_velocity,
+        self.scene.set_bodies(sc.rigid_body, center=sc.initial_state.c, w0=sc.angular_velocity, q0=sc.initial_state.q,
                               labels=[f"{side}: {side_label(s, chr(10))}" for side, s in zip(SIDES, pair)])
         # the labels' size follows the frame, as the overlay text does
         self.scene.set_label_size(max(MIN_FONT, round(1.15 * TEXT_FRACTION * self.height)))

@@ -125,7 +125,8 @@ class SceneRenderer:
         self.scene = RigidBodyScene(self.plotter, follow=True, trail=True,
                                     legend=self.width >= LEGEND_MIN_WIDTH)
         self._background = _gradient_layer(self.plotter)
-        self.scene.set_body(scenario.rigid_body, center=scenario.initial_state.c, w0=scenario.angular_velocity)
+        self.scene.set_body(scenario.rigid_body, center=scenario.initial_state.c, w0=scenario.angular_velocity,
+                            q0=scenario.initial_state.q)
         self.speed = float(speed)
         self.show_time, self.show_flips = show_time, show_flips
         h = self.height

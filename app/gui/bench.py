@@ -58,6 +58,7 @@ def run_gui_bench(seconds: float = 60.0, speed: float = 1.0, view: str = "main")
     window = view_factory(view)(sc, preset=BENCH_PRESET, persist=False)
     window.resize(*BENCH_SIZE)
     window.set_speed(speed)
+    window.set_repeat(True)  # a long run at 10x goes round the scenario many times
     warmup = min(WARMUP_S, WARMUP_FRACTION * seconds)
     fig: dict = {"speed": float(speed), "seconds": float(seconds)}
     mark: dict = {}

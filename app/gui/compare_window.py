@@ -17,35 +17,29 @@ a record interval, 10 ms of simulated time, of each other).
 
 from __future__ import annotations
 
-import math
 import time
 import traceback
+from types import SimpleNamespace
 from pathlib import Path
 
 import numpy as np
-import pyqtgraph as pg
 from PyQt5.QtCore import QByteArray, Qt, QTimer, pyqtSignal
-from PyQt5.QtGui import QKeySequence
 from PyQt5.QtWidgets import (
-    QAction,
     QCheckBox,
     QComboBox,
     QHBoxLayout,
+    QFileDialog,
     QLabel,
     QLineEdit,
     QMainWindow,
     QMessageBox,
     QPushButton,
     QSizePolicy,
-    QSlider,
     QSplitter,
-    QToolButton,
-    QVBoxLayout,
     QWidget,
 )
 from pyvistaqt import QtInteractor
 
-from ..atomic import atomic_path
 from ..physics.errors import ParameterError
 from ..physics.integrators import DESCRIPTIONS, INTEGRATORS
 from ..scenario import Scenario, load, preset_names
@@ -57,122 +51,27 @@ from ..simulation.compare import SIDES, make_pair, pose_at, side_label, variant
 from ..simulation.worker import RECORD_INTERVAL_S
 from . import settings as keys
 from .file_dialogs import open_path, save_path
-from .main_window import (
-    DEFAULT_SIZE,
-    FPS_WINDOW_S,
-    FRAME_INTERVAL_MS,
-    PLOT_INTERVAL_S,
-    SPEED_TICKS_PER_DECADE,
-    STATUS_INTERVAL_S,
+from .main_window import DEFAULT_SIZE, FPS_WINDOW_S, FRAME_INTERVAL_MS, PLOT_INTERVAL_S, STATUS_INTERVAL_S
+from .plots import DEFAULT_COMPARE_WINDOW, MAX_POINTS, DriftPlots, PlotsBox
+from .heap import return_large_blocks
+from .theme import ERROR_TEXT, configure_pyqtgraph
+from .window_parts import (
+    RepeatToggle,
+    SpeedControl,
+    add_action,
+    add_status_labels,
+    legend_html,
+    overlay_label,
+    same_start,
+    save_window_png,
+    show_run_state,
 )
-from .plots import LOG_FLOOR, MAX_POINTS, WINDOWS, _span
-from .theme import ERROR_TEXT, MUTED_TEXT, configure_pyqtgraph
 
-#: the plots show the whole run by default: drift is measured from t0
-DEFAULT_COMPARE_WINDOW = "all"
 #: the workers start with the first frame, or after this long if no frame is drawn (ms)
 WORKER_START_FALLBACK_MS = 3000
 #: settings keys of this view (its own, so the main view's are left alone)
 GEOMETRY_KEY = "compare/geometry"
 LOG_KEY = "compare/log_drift"
-
-
-def _pen(color, width=1.8, style=Qt.SolidLine):
-    return pg.mkPen(color=color, width=width, style=style)
-
-
-class DriftPlots(pg.GraphicsLayoutWidget):
-    """Relative energy drift and relative |L| drift of both sides, on a shared time axis.
-
-    Thread: GUI thread.
-    """
-
-    def __init__(self, parent=None):
-        super().__init__(parent=parent)
-        self.window_s: float | None = WINDOWS[DEFAULT_COMPARE_WINDOW]
-        self.log_drift = False
-        self.ci.layout.setSpacing(2)
-        self.ci.setContentsMargins(2, 2, 6, 2)
-        self.E_plot = self.addPlot(row=0, col=0)
-        self.L_plot = self.addPlot(row=1, col=0)
-        self._setup(self.E_plot, "Relative energy drift (E − E₀)/|E₀|")
-        self._setup(self.L_plot, "Relative |L| drift (|L| − |L₀|)/|L₀|")
-        self.E_plot.getAxis("bottom").setStyle(showValues=False)
-        self.L_plot.setLabel("bottom", "simulation time t", units="s")
-        self.L_plot.setXLink(self.E_plot)
-        self.E_curves = [self.E_plot.plot(pen=_pen(c), name=s) for s, c in zip(SIDES, SIDE_COLORS)]
-        self.L_curves = [self.L_plot.plot(pen=_pen(c), name=s) for s, c in zip(SIDES, SIDE_COLORS)]
-        self.curves = self.E_curves + self.L_curves
-        self.set_log_drift(False)
-
-    def _setup(self, plot, title):
-        plot.setTitle(f"<span style='font-size:9pt'>{title}</span>")
-        plot.showGrid(x=True, y=True, alpha=0.25)
-        plot.setMenuEnabled(False)
-        plot.hideButtons()
-        plot.setMouseEnabled(x=False, y=False)
-        plot.disableAutoRange()
-        plot.getAxis("left").setWidth(58)
-        legend = plot.addLegend(offset=(-4, 1), labelTextSize="8pt", colCount=2,
-                                brush=pg.mkBrush(22, 25, 30, 170), verSpacing=-6)
-        legend.setParentItem(plot.vb)
-
-    def set_names(self, names) -> None:
-        """Legend entries: ``"A: rk4, dt 1 ms"``..."""
-        for plot, curves in ((self.E_plot, self.E_curves), (self.L_plot, self.L_curves)):
-            legend = plot.legend
-            for curve, name in zip(curves, names):
-                legend.removeItem(curve)
-                legend.addItem(curve, name)
-
-    def release(self) -> None:
-        """Delete pyqtgraph's parentless context menus (see PlotsPanel.release)."""
-        for plot in (self.E_plot, self.L_plot):
-            for menu in [*getattr(plot, "subMenus", []), getattr(plot, "ctrlMenu", None),
-                         getattr(plot.vb, "menu", None)]:
-                if menu is not None:
-                    menu.deleteLater()
-
-    def set_window(self, label: str) -> None:
-        self.window_s = WINDOWS[label]
-
-    def set_log_drift(self, on: bool) -> None:
-        self.log_drift = bool(on)
-        label = "log₁₀|drift|" if on else "drift"
-        self.E_plot.setLabel("left", label)
-        self.L_plot.setLabel("left", label)
-
-    def clear_curves(self) -> None:
-        for c in self.curves:
-            c.setData([], [])
-
-    def refresh(self, histories) -> None:
-        """Redraw from the two sides' histories (already windowed and thinned)."""
-        ts = [h["t"] for h in histories]
-        if all(len(t) == 0 for t in ts):
-            self.clear_curves()
-            return
-        Es, Ls = [], []
-        for h, E_curve, L_curve in zip(histories, self.E_curves, self.L_curves):
-            t, E, Ln = h["t"], h["E_drift"], h["L_norm_drift"]
-            if self.log_drift:
-                E = np.log10(np.maximum(np.abs(E), LOG_FLOOR))
-                Ln = np.log10(np.maximum(np.abs(Ln), LOG_FLOOR))
-            E_curve.setData(t, E, skipFiniteCheck=True)
-            L_curve.setData(t, Ln, skipFiniteCheck=True)
-            if len(t):
-                Es.append(E)
-                Ls.append(Ln)
-        t0 = min(float(t[0]) for t in ts if len(t))
-        t_end = max(float(t[-1]) for t in ts if len(t))
-        if self.window_s is None:
-            x_range = (t0, max(t_end, t0 + 1e-6))
-        else:
-            start = max(t0, t_end - self.window_s)
-            x_range = (start, start + self.window_s)
-        # ranges set before the paint (see PlotsPanel.refresh: no second repaint)
-        self.E_plot.vb.setRange(xRange=x_range, yRange=_span(*Es), padding=0)
-        self.L_plot.vb.setRange(yRange=_span(*Ls), padding=0)
 
 
 class CompareWindow(QMainWindow):
@@ -198,6 +97,7 @@ class CompareWindow(QMainWindow):
                  persist: bool = True, integrators=(None, None), dts=(None, None), parent=None):
         super().__init__(parent)
         configure_pyqtgraph()
+        return_large_blocks()  # resizes reallocate the render windows' buffers
         self.persist = persist
         self.base = scenario
         self.frames_drawn = 0
@@ -236,7 +136,9 @@ class CompareWindow(QMainWindow):
 
         # --- the workers: one per side
         speed = min(max(stored.value(keys.SPEED, 1.0, type=float), MIN_SPEED), MAX_SPEED)
-        self.workers = tuple(SimulationWorker(sc, running=not paused, speed=speed) for sc in pair)
+        repeat = stored.value(keys.REPEAT, False, type=bool)
+        self.workers = tuple(SimulationWorker(sc, running=not paused, speed=speed, repeat=repeat) for sc in pair)
+        self.repeat = RepeatToggle(self, repeat, self._repeat_changed)
         self.worker = self.workers[0]  # the view protocol's worker (bench, launch)
 
         self._build_actions()
@@ -273,42 +175,21 @@ class CompareWindow(QMainWindow):
 
     @staticmethod
     def _legend_overlay(parent) -> QLabel:
-        rows = "".join(f"<tr><td style='color:{color}'>■</td><td>&nbsp;{text}</td></tr>" for text, color in (
-            ("ω  angular velocity (length ∝ |ω|)", OMEGA_COLOR),
-            ("L  angular momentum (fixed in space)", L_COLOR),
-            ("trail of the intermediate axis' tip", TRAIL_COLOR)))
-        label = QLabel(f"<table cellspacing='0' cellpadding='1'>{rows}</table>", parent)
-        label.setStyleSheet("QLabel { background: rgba(22, 25, 30, 190); color: #c9d1d9; border-radius: 4px;"
-                            " padding: 5px; font-size: 8pt; }")
-        label.setAttribute(Qt.WA_TransparentForMouseEvents)
-        label.move(8, 8)
-        label.adjustSize()
-        return label
+        return overlay_label(parent, legend_html((("ω  angular velocity (length ∝ |ω|)", OMEGA_COLOR),
+                                                  ("L  angular momentum (fixed in space)", L_COLOR),
+                                                  ("trail of the intermediate axis' tip", TRAIL_COLOR))))
 
     def _plots_box(self, stored) -> QWidget:
-        box = QWidget()
-        lay = QVBoxLayout(box)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(2)
-        bar = QHBoxLayout()
-        bar.setContentsMargins(6, 2, 6, 0)
-        bar.addWidget(QLabel("Plots:"))
-        self.window_combo = QComboBox()
-        self.window_combo.addItems(list(WINDOWS))
-        self.window_combo.setCurrentText(DEFAULT_COMPARE_WINDOW)
-        self.window_combo.setToolTip("Scroll over the last seconds of simulated time, or show the whole run")
+        box = PlotsBox(self.plots, DEFAULT_COMPARE_WINDOW,
+                       "Scroll over the last seconds of simulated time, or show the whole run",
+                       "Plot the drifts as log10 of their magnitude: the two sides differ by orders "
+                       "of magnitude (round-off shows as about -16)")
+        self.window_combo, self.log_drift = box.window_combo, box.log_drift
         self.window_combo.currentTextChanged.connect(self._window_changed)
-        bar.addWidget(self.window_combo)
-        self.log_drift = QCheckBox("log₁₀ |drift|")
-        self.log_drift.setToolTip("Plot the drifts as log10 of their magnitude: the two sides differ by orders "
-                                  "of magnitude (round-off shows as about -16)")
         self.log_drift.setChecked(stored.value(LOG_KEY, True, type=bool) if self.persist else True)
         self.plots.set_log_drift(self.log_drift.isChecked())
         self.log_drift.toggled.connect(self._log_changed)
-        bar.addWidget(self.log_drift)
-        bar.addStretch(1)
-        lay.addLayout(bar)
-        lay.addWidget(self.plots, 1)
+        lay = box.layout()
         self.summary = QLabel("&nbsp;<br>&nbsp;")
         self.summary.setTextFormat(Qt.RichText)
         self.summary.setContentsMargins(8, 2, 8, 4)
@@ -323,14 +204,7 @@ class CompareWindow(QMainWindow):
 
     def _build_actions(self) -> None:
         def action(text, slot, shortcut=None, tip=""):
-            a = QAction(text, self)
-            a.triggered.connect(slot)
-            if shortcut:
-                a.setShortcut(QKeySequence(shortcut))
-                a.setShortcutContext(Qt.WindowShortcut)
-            a.setToolTip(f"{tip} ({shortcut})" if shortcut else tip)
-            self.addAction(a)
-            return a
+            return add_action(self, text, slot, shortcut, tip)
 
         self.play_action = action("Pause", self.toggle_play, "Space", "Play or pause both runs")
         self.step_action = action("Step", self.step, "S", "Pause both and advance one frame")
@@ -345,23 +219,11 @@ class CompareWindow(QMainWindow):
         tb.setMovable(False)
         for a in (self.play_action, self.step_action, self.reset_action):
             tb.addAction(a)
+        tb.addWidget(self.repeat.checkbox)
         tb.addSeparator()
-        tb.addWidget(QLabel(" speed "))
-        self.speed_slider = QSlider(Qt.Horizontal)
-        lo, hi = math.log10(MIN_SPEED), math.log10(MAX_SPEED)
-        self.speed_slider.setRange(round(lo * SPEED_TICKS_PER_DECADE), round(hi * SPEED_TICKS_PER_DECADE))
-        self.speed_slider.setValue(round(math.log10(speed) * SPEED_TICKS_PER_DECADE))
-        self.speed_slider.setFixedWidth(150)
-        self.speed_slider.setToolTip("Playback speed of both runs, 0.1× to 10× real time (log scale)")
-        self.speed_slider.valueChanged.connect(self._speed_moved)
-        tb.addWidget(self.speed_slider)
-        self.speed_label = QLabel()
-        self.speed_label.setMinimumWidth(46)
-        tb.addWidget(self.speed_label)
-        one = QToolButton()
-        one.setText("real time")
-        one.clicked.connect(lambda: self.set_speed(1.0))
-        tb.addWidget(one)
+        self.speed_control = SpeedControl(tb, speed, self._set_speeds,
+                                          "Playback speed of both runs, 0.1× to 10× real time (log scale)")
+        self.speed_slider = self.speed_control.slider
         tb.addSeparator()
         self.follow_box = QCheckBox("follow")
         self.follow_box.setToolTip("Camera follows the midpoint of the two bodies")
@@ -373,13 +235,7 @@ class CompareWindow(QMainWindow):
         self.trail_box.setChecked(self.scene.trail_visible)
         self.trail_box.toggled.connect(self._trail_toggled)
         tb.addWidget(self.trail_box)
-        self.repeat_box = QCheckBox("repeat")
-        self.repeat_box.setToolTip("Restart both runs at the scenario's duration")
-        self.repeat_box.setChecked(True)
-        self.repeat_box.toggled.connect(self._repeat_toggled)
-        tb.addWidget(self.repeat_box)
         tb.addAction(self.camera_action)
-        self._show_speed(speed)
 
     def _build_choosers(self, pair, preset: str | None) -> None:
         tb = self.addToolBar("Compare")
@@ -433,34 +289,25 @@ class CompareWindow(QMainWindow):
         presets_menu = file_menu.addMenu("Presets")
         for name in preset_names():
             presets_menu.addAction(name, lambda n=name: self.load_preset(n))
-        open_action = QAction("Open scenario…", self)
-        open_action.triggered.connect(self.open_scenario)
-        export_action = QAction("Export animation…", self)
-        export_action.setShortcut(QKeySequence("Ctrl+E"))
-        export_action.setToolTip("Re-simulate both sides off screen into an MP4, a GIF or PNG frames")
-        export_action.triggered.connect(self.export_animation_dialog)
+        open_action = add_action(self, "Open scenario…", self.open_scenario)
+        export_action = add_action(self, "Export animation…", self.export_animation_dialog, "Ctrl+E",
+                                   "Re-simulate both sides off screen into an MP4, a GIF or PNG frames")
         for a in (open_action, None, export_action, None, self.shot_action, None, self.quit_action):
             file_menu.addSeparator() if a is None else file_menu.addAction(a)
         sim = bar.addMenu("&Simulation")
         for a in (self.play_action, self.step_action, self.reset_action):
             sim.addAction(a)
+        sim.addSeparator()
+        sim.addAction(self.repeat.action)
         view = bar.addMenu("&View")
         view.addAction(self.camera_action)
 
     def _build_status(self) -> None:
-        sb = self.statusBar()
-        self.status_labels = {}
-        for name, tip in (("time", "simulated time of the two bodies drawn"),
-                          ("rtf", "simulated seconds per wall-clock second, the slower side"),
-                          ("fps", "scene frames drawn per second"),
-                          ("flips", "reversals of the intermediate-axis component of ω, A / B")):
-            label = QLabel()
-            label.setToolTip(tip)
-            sb.addPermanentWidget(label)
-            self.status_labels[name] = label
-        self.error_label = QLabel()
-        self.error_label.setStyleSheet(f"color: {ERROR_TEXT};")
-        sb.addWidget(self.error_label, 1)
+        self.status_labels, self.error_label = add_status_labels(self, (
+            ("time", "simulated time of the two bodies drawn"),
+            ("rtf", "simulated seconds per wall-clock second, the slower side"),
+            ("fps", "scene frames drawn per second"),
+            ("flips", "reversals of the intermediate-axis component of ω, A / B")))
 
     # ------------------------------------------------------------------ commands (GUI thread)
 
@@ -556,23 +403,21 @@ class CompareWindow(QMainWindow):
         self.error_label.setText("")
 
     def set_speed(self, speed: float) -> None:
-        self.speed_slider.setValue(round(math.log10(speed) * SPEED_TICKS_PER_DECADE))
+        self.speed_control.set_speed(speed)
 
-    def _speed_moved(self, value: int) -> None:
-        speed = 10 ** (value / SPEED_TICKS_PER_DECADE)
-        speed = 1.0 if abs(speed - 1.0) < 0.03 else speed
+    def _set_speeds(self, speed: float) -> None:
         for w in self.workers:
             w.set_speed(speed)
-        self._show_speed(speed)
-
-    def _show_speed(self, speed: float) -> None:
-        self.speed_label.setText(f"{speed:.2g}×" if speed < 1 else f"{speed:.3g}×")
 
     def _trail_toggled(self, on: bool) -> None:
         self.scene.set_trail_visible(on)
         self._drawn_serials = (-1, -1)
 
-    def _repeat_toggled(self, on: bool) -> None:
+    def set_repeat(self, on: bool) -> None:
+        """Both runs start again at their end (True) or pause there (False)."""
+        self.repeat.checkbox.setChecked(on)
+
+    def _repeat_changed(self, on: bool) -> None:
         for w in self.workers:
             w.set_repeat(on)
 
@@ -599,12 +444,7 @@ class CompareWindow(QMainWindow):
 
     def save_screenshot(self, path) -> Path:
         """Write the whole window as a PNG, atomically."""
-        path = Path(path)
-        image = self.grab().toImage()
-        with atomic_path(path) as tmp:
-            if not image.save(str(tmp), "PNG"):
-                raise OSError(f"could not write PNG {path}")
-        return path
+        return save_window_png(self, path)
 
     # ------------------------------------------------------------------ the frame loop (GUI thread)
 
@@ -677,9 +517,9 @@ class CompareWindow(QMainWindow):
         self._shown = tuple(s.scenario for s in snaps)
         labels = [f"{side}: {side_label(s.scenario)}" for side, s in zip(SIDES, snaps)]
         scene_labels = [f"{side}: {side_label(s.scenario, chr(10))}" for side, s in zip(SIDES, snaps)]
-        if old is None or old.body != sc.body or old.position != sc.position:
+        if not same_start(old, sc):
             self.scene.set_bodies(sc.rigid_body, center=np.asarray(sc.position, dtype=float),
-                                  w0=sc.angular_velocity, labels=scene_labels)
+                                  w0=sc.angular_velocity, q0=sc.initial_state.q, labels=scene_labels)
         else:
             self.scene.set_labels(scene_labels)
         self.plots.set_names(labels)
@@ -707,9 +547,8 @@ class CompareWindow(QMainWindow):
         a, b = snaps
         lab["time"].setText(f"t = {self.drawn_time:8.2f} s")
         running = a.running or b.running
-        rtf = min(a.realtime_factor, b.realtime_factor)
-        lab["rtf"].setText(f"real time ×{rtf:.2f}" if running else "paused")
-        lab["rtf"].setStyleSheet("" if running else f"color: {MUTED_TEXT};")
+        show_run_state(lab["rtf"], SimpleNamespace(running=running, ended=a.ended and b.ended,
+                                                   realtime_factor=min(a.realtime_factor, b.realtime_factor)))
         lab["fps"].setText(f"{self._fps:3.0f} fps")
         lab["flips"].setText(f"flips {a.flips} / {b.flips}")
         parts = []
@@ -739,6 +578,7 @@ class CompareWindow(QMainWindow):
             stored = keys.open_settings()
             stored.setValue(GEOMETRY_KEY, self.saveGeometry())
             stored.setValue(LOG_KEY, self.log_drift.isChecked())
+            stored.setValue(keys.REPEAT, self.repeat.isChecked())
             stored.sync()
         self.scene_view.close()
         self.plots.release()

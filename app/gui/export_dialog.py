@@ -11,7 +11,13 @@ driven by a ``QProcess`` (:mod:`app.export.protocol`), not in a thread of this p
   sharing the CPU, and the child's progress arrives as ``QProcess`` signals on the GUI
   thread, so the window stays responsive with no thread of ours to manage.
 - Cancel is a line on the child's stdin; it stops between two frames and deletes its
-  temporary file. If the window goes away, the child's stdin closes and it cancels too.
+  temporary file. Closing the dialog (Esc, Close) or the window cannot wait for the next
+  frame (the child may still be starting: importing, simulating): it sends SIGTERM, which
+  the child turns into the same clean stop, and kills it if it has not stopped within
+  TERM_WAIT_MS; then it removes what a killed child may have left (its temporary output
+  beside the target; its other temporary files live in the dialog's own folder).
+
+One dialog per window: File > Export animation raises the open one.
 
 Signals (GUI thread): ``export_finished(str)`` with the output path, ``export_failed(str)``
 with a one-line message, ``export_cancelled()``.
@@ -19,11 +25,13 @@ with a one-line message, ``export_cancelled()``.
 
 from __future__ import annotations
 
+import os
+import shutil
 import tempfile
 import time
 from pathlib import Path
 
-from PyQt5.QtCore import QEvent, QProcess, Qt, QTimer, QUrl, pyqtSignal
+from PyQt5.QtCore import QEvent, QProcess, QProcessEnvironment, Qt, QTimer, QUrl, pyqtSignal
 from PyQt5.QtGui import QDesktopServices
 from PyQt5.QtWidgets import (
     QCheckBox,
@@ -59,6 +67,7 @@ from ..physics.errors import ParameterError
 from ..scenario import dumps
 from .file_dialogs import save_path
 from .theme import ERROR_TEXT, MUTED_TEXT, OK_TEXT
+from .window_parts import file_stem
 
 #: output formats offered: label, extension
 FORMAT_CHOICES = (("MP4 video (H.264)", ".mp4"), ("GIF (loops, for chats and slides)", ".gif"),
@@ -67,8 +76,11 @@ FORMAT_CHOICES = (("MP4 video (H.264)", ".mp4"), ("GIF (loops, for chats and sli
 SIZE_CHOICES = ("1920x1080", "1280x720", "854x480", "640x360", "480x270", "Custom")
 #: after "cancel" on stdin, wait this long (ms) before SIGTERM, and as long again before SIGKILL
 CANCEL_GRACE_MS = 5000
-#: closing the dialog during an export waits this long (ms) for the child to clean up
-CLOSE_WAIT_MS = 8000
+#: closing the dialog during an export: SIGTERM, and SIGKILL if the child has not stopped
+#: within this long (ms); a child between two frames or still starting stops in far less
+TERM_WAIT_MS = 1000
+#: after SIGKILL, the longest wait (ms) for the system to reap the child
+KILL_WAIT_MS = 2000
 #: the status bar's "Open folder" offer stays this long (ms)
 OPEN_FOLDER_OFFER_MS = 30000
 
@@ -110,8 +122,9 @@ class ExportDialog(QDialog):
         self._done_event: dict | None = None
         self._stdout_tail = b""
         self._plan = None
-        stem = scenario.name.lower().replace(" ", "-") or "tumble"
-        self._build(Path(out) if out is not None else Path.home() / f"{stem}.mp4")
+        self._out: Path | None = None  # the target of the running export
+        self._leftovers_before: set = set()
+        self._build(Path(out) if out is not None else Path.home() / f"{file_stem(scenario.name)}.mp4")
         self._refresh_preview()
         if parent is not None:
             # the window closing must stop the child cleanly (QProcess's destructor would
@@ -121,7 +134,7 @@ class ExportDialog(QDialog):
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
         """The parent window is closing: cancel a running export first (GUI thread)."""
         if watched is self.parent() and event.type() == QEvent.Close and self.running:
-            self.close()
+            self.abort_export()
         return False
 
     # ------------------------------------------------------------------ layout
@@ -216,8 +229,13 @@ class ExportDialog(QDialog):
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel_export)
         close = QPushButton("Close")
-        close.clicked.connect(self.close)
+        close.clicked.connect(self.reject)
+        self.open_folder_button = QPushButton("Open folder")
+        self.open_folder_button.setToolTip("Show the folder of the file written last")
+        self.open_folder_button.clicked.connect(lambda: open_folder(self.open_folder_button.toolTip()))
+        self.open_folder_button.hide()  # until a file is written
         buttons = QHBoxLayout()
+        buttons.addWidget(self.open_folder_button)
         buttons.addStretch(1)
         buttons.addWidget(self.export_button)
         buttons.addWidget(self.cancel_button)
@@ -237,6 +255,7 @@ class ExportDialog(QDialog):
             spin.valueChanged.connect(self._refresh_preview)
         for box in (self.plots_check, self.time_check, self.flips_check, self.title_check):
             box.toggled.connect(self._refresh_preview)
+        self.out_edit.textChanged.connect(self._path_edited)
         self.out_edit.textChanged.connect(self._refresh_preview)
         self.title_edit.textChanged.connect(self._refresh_preview)
 
@@ -271,12 +290,15 @@ class ExportDialog(QDialog):
         path, _ = save_path(self, "Export animation", self.out_edit.text(), filters, chosen)
         if path:
             self.out_edit.setText(path)
-            suffix = Path(path).suffix.lower()
-            exts = [e for _, e in FORMAT_CHOICES]
-            if suffix in exts and suffix != ext:
-                self.format_combo.blockSignals(True)
-                self.format_combo.setCurrentIndex(exts.index(suffix))
-                self.format_combo.blockSignals(False)
+
+    def _path_edited(self, text: str) -> None:
+        """A file name typed or chosen with another format's extension selects that format."""
+        suffix = Path(text).suffix.lower()
+        exts = [e for _, e in FORMAT_CHOICES]
+        if suffix in exts and suffix != self.format_combo.currentData():
+            self.format_combo.blockSignals(True)
+            self.format_combo.setCurrentIndex(exts.index(suffix))
+            self.format_combo.blockSignals(False)
 
     def settings(self) -> ExportSettings:
         """The export the dialog describes now."""
@@ -299,6 +321,9 @@ class ExportDialog(QDialog):
             self.preview.setStyleSheet(f"color: {ERROR_TEXT};")
         else:
             self._plan = plan
+            if self.process is None and self.progress.maximum() != plan.n_frames:
+                self.progress.setRange(0, plan.n_frames)  # "0 / N frames" of this clip
+                self.progress.setValue(0)
             w, h = plan.size
             what = "PNG files" if plan.format == "png" else plan.format.upper()
             self.preview.setText(
@@ -320,6 +345,8 @@ class ExportDialog(QDialog):
             return
         settings = self.settings()
         self._workdir = tempfile.TemporaryDirectory(prefix="tumble-export-")
+        self._out = self._plan.out
+        self._leftovers_before = set(_temporaries(self._out))
         toml = Path(self._workdir.name) / "scenario.toml"
         toml.write_text(dumps(self.scenario, base_dir=self._workdir.name), encoding="utf-8")
         argv = protocol.command(toml, settings, view_args=self.view_args)
@@ -333,6 +360,9 @@ class ExportDialog(QDialog):
         self.status.setText("Simulating and starting the renderer…")
         self.status.setStyleSheet("")
         proc = QProcess(self)
+        env = QProcessEnvironment.systemEnvironment()
+        env.insert("TMPDIR", self._workdir.name)  # the child's own temporary files die with the folder
+        proc.setProcessEnvironment(env)
         proc.setProgram(argv[0])
         proc.setArguments(argv[1:])
         proc.readyReadStandardOutput.connect(self._read_progress)
@@ -370,7 +400,9 @@ class ExportDialog(QDialog):
         self.status.setText(f"Rendering frame {done} of {total}{left}")
 
     def cancel_export(self) -> None:
-        """Ask the child to stop; it deletes what it wrote. Escalates if it does not stop."""
+        """Ask the child to stop; it deletes what it wrote. Escalates if it does not stop.
+        A child still starting (no progress yet: importing, simulating) reads no 'cancel'
+        until its first frame, so it gets SIGTERM at once (it has written nothing yet)."""
         proc = self.process
         if proc is None:
             return
@@ -378,8 +410,43 @@ class ExportDialog(QDialog):
         self.cancel_button.setEnabled(False)
         self.status.setText("Cancelling…")
         proc.write((protocol.CANCEL_LINE + "\n").encode())
+        if self._first_progress is None:
+            proc.terminate()
         _after(proc, CANCEL_GRACE_MS, proc.terminate)
         _after(proc, 2 * CANCEL_GRACE_MS, proc.kill)
+
+    def abort_export(self) -> None:
+        """Stop a running export now (closing the dialog or the window; GUI thread).
+
+        SIGTERM first: the child turns it into its clean stop, or, still starting, simply
+        ends. A child that has not stopped within TERM_WAIT_MS is killed, and the temporary
+        output it may have left beside the target is removed here.
+        """
+        proc = self.process
+        if proc is None:
+            return
+        self._cancel_requested = True
+        self.cancel_button.setEnabled(False)
+        proc.terminate()
+        if not proc.waitForFinished(TERM_WAIT_MS):
+            proc.kill()
+            proc.waitForFinished(KILL_WAIT_MS)
+            self._remove_leftovers()
+        if self.process is not None:  # finished was not delivered while waiting
+            self._finished(proc.exitCode(), proc.exitStatus())
+
+    def _remove_leftovers(self) -> None:
+        """Delete the temporary outputs (a file or a frame folder, named as
+        :func:`app.atomic.atomic_path` names them) that appeared beside the target since the
+        export started: a killed child could not delete them itself."""
+        for path in set(_temporaries(self._out)) - self._leftovers_before:
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                try:
+                    path.unlink()
+                except OSError:
+                    pass
 
     def _process_error(self, error) -> None:
         if error == QProcess.FailedToStart:
@@ -421,6 +488,8 @@ class ExportDialog(QDialog):
         self.status.setStyleSheet(f"color: {color};" if color else "")
         if outcome == "finished":
             self.progress.setValue(self.progress.maximum())
+            self.open_folder_button.setToolTip(str(Path(path).resolve().parent))
+            self.open_folder_button.show()
             self.export_finished.emit(path)
         elif outcome == "failed":
             self.export_failed.emit(message)
@@ -429,27 +498,27 @@ class ExportDialog(QDialog):
             self.export_cancelled.emit()
         self._refresh_preview()
 
-    def closeEvent(self, event) -> None:  # noqa: N802 - Qt API
-        """Closing cancels a running export and waits briefly for the child to clean up."""
-        proc = self.process
-        if proc is not None:
-            self.cancel_export()
-            if not proc.waitForFinished(CLOSE_WAIT_MS):
-                proc.kill()
-                proc.waitForFinished(CLOSE_WAIT_MS)
-            if self.process is not None:  # finished was not delivered while waiting
-                self._finished(proc.exitCode(), proc.exitStatus())
-        super().closeEvent(event)
-
-    def reject(self) -> None:  # Esc
-        self.close()
+    def reject(self) -> None:
+        """Esc, the Close button and the title bar's close (QDialog.closeEvent calls this):
+        stop a running export at once, then hide (and, opened by :meth:`open_for`, go)."""
+        self.abort_export()
+        super().reject()
 
     # ------------------------------------------------------------------ the main window's entry
 
     @classmethod
     def open_for(cls, window, scenario, status_bar=None, view_args=(), view_name=None) -> "ExportDialog":
         """Show a modeless export dialog over ``window`` for ``scenario``; on success
-        ``status_bar`` (a ``QStatusBar``) offers to open the containing folder."""
+        ``status_bar`` (a ``QStatusBar``) offers to open the containing folder.
+
+        One per window: if one is open already (perhaps exporting), it is raised and
+        returned instead, so two exports can never write the same file at once.
+        """
+        for dialog in window.findChildren(cls):
+            if dialog.isVisible():
+                dialog.raise_()
+                dialog.activateWindow()
+                return dialog
         dialog = cls(scenario, parent=window, view_args=view_args, view_name=view_name)
         dialog.setAttribute(Qt.WA_DeleteOnClose)
         if status_bar is not None:
@@ -458,23 +527,48 @@ class ExportDialog(QDialog):
         return dialog
 
 
-def offer_open_folder(status_bar, path) -> QPushButton:
-    """Show "Exported NAME" and an "Open folder" button in ``status_bar`` for a while.
+def open_folder(folder: str) -> None:
+    """Show ``folder`` in the desktop's file manager (tests replace this function)."""
+    QDesktopServices.openUrl(QUrl.fromLocalFile(folder))
 
-    The button deletes itself (the status bar drops a deleted widget by itself) when
-    clicked or when its own timer runs out; no Python closure holds the status bar, so
-    nothing can call into a status bar that was deleted in the meantime.
+
+def offer_open_folder(status_bar, path) -> QPushButton:
+    """Show "Exported NAME" with an "Open folder" button in ``status_bar`` for a while.
+
+    Both are one normal status-bar widget, not a temporary message: QStatusBar hides its
+    normal widgets while a message shows, which kept the button out of sight until the
+    message and the button expired together. The widget deletes itself (the status bar
+    drops a deleted widget by itself) when the button is clicked or when its own timer
+    runs out; no Python closure holds the status bar, so nothing can call into a status
+    bar that was deleted in the meantime. Returns the button.
     """
     folder = str(Path(path).resolve().parent)
+    offer = QWidget()
+    row = QHBoxLayout(offer)
+    row.setContentsMargins(0, 0, 0, 0)
+    label = QLabel(f"Exported {Path(path).name}")
+    label.setStyleSheet(f"color: {OK_TEXT};")
     button = QPushButton("Open folder")
-    button.setFlat(True)
     button.setToolTip(folder)
-    button.clicked.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(folder)))
-    button.clicked.connect(button.deleteLater)
-    status_bar.addWidget(button)
-    status_bar.showMessage(f"Exported {Path(path).name}", OPEN_FOLDER_OFFER_MS)
-    _after(button, OPEN_FOLDER_OFFER_MS, button.deleteLater)
+    button.clicked.connect(lambda: open_folder(folder))
+    button.clicked.connect(offer.deleteLater)
+    row.addWidget(label)
+    row.addWidget(button)
+    status_bar.addWidget(offer)
+    _after(offer, OPEN_FOLDER_OFFER_MS, offer.deleteLater)
     return button
+
+
+def _temporaries(out) -> list:
+    """The temporary outputs :func:`app.atomic.atomic_path` (a file) or the PNG export (a
+    folder) name after ``out``, in its folder: ``.NAME.*``."""
+    out = Path(out)
+    folder = out.parent if str(out.parent) else Path(".")
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return [folder / n for n in names if n.startswith(f".{out.name}.")]
 
 
 def _after(owner, ms: int, slot) -> QTimer:

@@ -31,9 +31,8 @@ from ..physics import quaternion as quat
 from ..physics.errors import ParameterError
 from ..physics.reference import ExactReference, exact_unavailable_reason
 from ..scene.ghost import GHOST_COLOR
-from ..scene.style import TEXT_COLOR
 from ..simulation.worker import HISTORY_CAPACITY, RECORD_INTERVAL_S, record_steps
-from .plots import MAX_POINTS
+from .plots import AXIS_WIDTH, MAX_POINTS, release_menus, set_title
 
 #: errors below this are drawn at it (log scale): round-off of a double in radians
 ERROR_FLOOR = 1e-16
@@ -241,9 +240,9 @@ class _ErrorPlot(pg.PlotItem):
         self.hideButtons()
         self.setMouseEnabled(x=False, y=False)
         self.disableAutoRange()
-        self.getAxis("left").setWidth(58)
+        self.getAxis("left").setWidth(AXIS_WIDTH)
         self.getAxis("left").enableAutoSIPrefix(False)
-        self.setLabel("left", "log₁₀ rad")
+        self.getAxis("left").showLabel(False)  # what the numbers are is in the title
         self.curve = self.plot(pen=pg.mkPen(GHOST_COLOR, width=1.5))
         self._linked = False
         self._shown_value = None
@@ -257,8 +256,7 @@ class _ErrorPlot(pg.PlotItem):
     def _title(self, value: str) -> None:
         if value != self._shown_value:
             self._shown_value = value
-            self.setTitle(f"<span style='color:{TEXT_COLOR}; font-size:9pt'>Orientation error vs exact ghost"
-                          f"{value}</span>")
+            set_title(self, f"Orientation error vs exact ghost (log₁₀ rad){value}")
 
     def show_trace(self, t: np.ndarray, err: np.ndarray, since: float | None, now: float | None) -> None:
         if since is not None:
@@ -281,6 +279,4 @@ class _ErrorPlot(pg.PlotItem):
             self.vb.setRange(xRange=(x0, max(float(t[-1]), x0 + 1e-6)), yRange=(lo - 0.5, hi + 0.5), padding=0)
 
     def release(self) -> None:
-        for menu in [*getattr(self, "subMenus", []), getattr(self, "ctrlMenu", None), getattr(self.vb, "menu", None)]:
-            if menu is not None:
-                menu.deleteLater()
+        release_menus(self)

@@ -13,33 +13,26 @@ Commands go the other way as worker method calls (queued, applied at step bounda
 
 from __future__ import annotations
 
-import math
 import time
 import traceback
 from pathlib import Path
 
 import numpy as np
-from PyQt5.QtCore import QByteArray, QEvent, Qt, QTimer, pyqtSignal
-from PyQt5.QtGui import QKeySequence
+from PyQt5.QtCore import QByteArray, Qt, QTimer, pyqtSignal
 from PyQt5.QtWidgets import (
-    QAction,
     QApplication,
     QCheckBox,
-    QComboBox,
     QDockWidget,
     QHBoxLayout,
+    QFileDialog,
     QLabel,
     QMainWindow,
     QMessageBox,
-    QSlider,
     QSplitter,
-    QToolButton,
-    QVBoxLayout,
     QWidget,
 )
 from pyvistaqt import QtInteractor
 
-from ..atomic import atomic_path
 from ..export.data import export_view_png
 from ..physics.errors import DivergenceError, ParameterError
 from ..physics.integrators import simulate
@@ -55,9 +48,13 @@ from .describe import period_text
 from .file_dialogs import file_stem, open_path, save_path
 from .ghost import ExactGhost
 from .panel import ParameterPanel
-from .plots import DEFAULT_WINDOW, MAX_POINTS, WINDOWS, PlotsPanel
-from .theme import ERROR_TEXT, MUTED_TEXT, configure_pyqtgraph
+from .plots import DEFAULT_WINDOW, MAX_POINTS, PlotsBox, PlotsPanel
+from .heap import return_large_blocks
+from .theme import configure_pyqtgraph
+from .window_parts import (CameraFitter, RepeatToggle, SpeedControl, add_action, add_status_labels, legend_html,
+                           overlay_label, same_start, save_window_png, show_run_state)
 from .theory_panel import TheoryPanel
+from .theme import MUTED_TEXT, ERROR_TEXT
 
 #: display frame timer period (ms): ~60 Hz requested; the scene renders only on news
 FRAME_INTERVAL_MS = 16
@@ -69,8 +66,6 @@ POLHODE_INTERVAL_S = 1.0 / 5.0
 STATUS_INTERVAL_S = 0.25
 #: the fps figure is measured over this window (s)
 FPS_WINDOW_S = 1.0
-#: speed slider: ticks per decade (log scale from MIN_SPEED to MAX_SPEED)
-SPEED_TICKS_PER_DECADE = 50
 #: the worker starts with the first frame, or after this long if no frame is drawn (ms)
 WORKER_START_FALLBACK_MS = 3000
 #: how long a status-bar message (a file written) stays (ms)
@@ -98,6 +93,7 @@ class MainWindow(QMainWindow):
                  persist: bool = True, source: str | None = None, parent=None):
         super().__init__(parent)
         configure_pyqtgraph()
+        return_large_blocks()  # resizes reallocate the render windows' buffers
         self.persist = persist
         self.frames_drawn = 0
         self.first_frame_time: float | None = None
@@ -120,9 +116,9 @@ class MainWindow(QMainWindow):
         # --- central area: scene | (plots over polhode)
         self.scene_view = QtInteractor(self, multi_samples=0, auto_update=False)
         self.scene_view.setMinimumSize(360, 300)
-        self.scene_view.installEventFilter(self)  # a resize re-fits an untouched camera
         self.scene = self._make_scene(self.scene_view, follow=stored.value(keys.FOLLOW, True, type=bool),
                                       trail=stored.value(keys.TRAIL, True, type=bool))
+        self.camera_fitter = CameraFitter(self, self.scene_view)  # a resize re-fits an untouched camera
         self.ghost = ExactGhost(self._make_ghost_scene(self.scene_view), parent=self,
                                 checked=stored.value(keys.GHOST, False, type=bool))
         self.ghost.toggled.connect(self._ghost_toggled)
@@ -167,9 +163,9 @@ class MainWindow(QMainWindow):
 
         # --- the worker
         speed = min(max(stored.value(keys.SPEED, 1.0, type=float), MIN_SPEED), MAX_SPEED)
-        self.worker = SimulationWorker(scenario, running=not paused, speed=speed,
-                                       repeat=self.panel.repeat.isChecked())
-        self.panel.repeat_changed.connect(self.worker.set_repeat)
+        repeat = stored.value(keys.REPEAT, False, type=bool)
+        self.worker = SimulationWorker(scenario, running=not paused, speed=speed, repeat=repeat)
+        self.repeat = RepeatToggle(self, repeat, self.worker.set_repeat)
 
         self._build_actions()
         self._build_toolbar(speed)
@@ -195,18 +191,6 @@ class MainWindow(QMainWindow):
         self._first_frame_timer = QTimer(self)
         self._first_frame_timer.setSingleShot(True)
         self._first_frame_timer.timeout.connect(lambda: self.first_frame_drawn.emit(self.first_frame_time))
-
-    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
-        """The scene view was resized (GUI thread): once VTK has the new size, fit the
-        camera to it, unless the user has moved the camera since it was last fitted."""
-        if watched is self.scene_view and event.type() == QEvent.Resize:
-            QTimer.singleShot(0, self._fit_camera)
-        return False
-
-    def _fit_camera(self) -> None:
-        fit = getattr(self.scene, "fit_to_view", None)
-        if fit is not None and not self._closing:
-            fit()
 
     def _start_worker(self) -> None:
         """Start the simulation thread once (GUI thread)."""
@@ -242,59 +226,28 @@ class MainWindow(QMainWindow):
     def _legend_html(legend, loaded: bool = False) -> str:
         """The key's rows; with applied torques or forces L is not fixed in space, and the
         key says so instead."""
-        def say(text):
-            return text.replace("(fixed in space)", "(turned by the applied loads)") if loaded else text
-
-        rows = "".join(f"<tr><td style='color:{color}'>■</td><td>&nbsp;{say(text)}</td></tr>" for text, color in legend)
-        return f"<table cellspacing='0' cellpadding='1'>{rows}</table>"
+        say = "(turned by the applied loads)" if loaded else "(fixed in space)"
+        return legend_html((text.replace("(fixed in space)", say), color) for text, color in legend)
 
     @classmethod
     def _legend_overlay(cls, parent, legend=LEGEND) -> QLabel:
         """The colour key as a Qt label over the scene: crisp text, no render cost."""
-        label = QLabel(cls._legend_html(legend), parent)
-        label.setStyleSheet("QLabel { background: rgba(22, 25, 30, 190); color: #c9d1d9; border-radius: 4px;"
-                            " padding: 5px; font-size: 8pt; }")
-        label.setAttribute(Qt.WA_TransparentForMouseEvents)
-        label.move(8, 8)
-        label.adjustSize()
-        return label
+        return overlay_label(parent, cls._legend_html(legend))
 
     def _plots_box(self) -> QWidget:
-        box = QWidget()
-        lay = QVBoxLayout(box)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.setSpacing(2)
-        bar = QHBoxLayout()
-        bar.setContentsMargins(6, 2, 6, 0)
-        bar.addWidget(QLabel("Plots:"))
-        self.window_combo = QComboBox()
-        self.window_combo.addItems(list(WINDOWS))
         stored = keys.open_settings().value(keys.PLOT_WINDOW, DEFAULT_WINDOW, type=str)
-        self.window_combo.setCurrentText(stored if stored in WINDOWS else DEFAULT_WINDOW)
+        box = PlotsBox(self.plots, stored, "Scroll over the last seconds of simulated time, or show the whole history",
+                       "Plot the drift as log10 of its magnitude (round-off shows as ~-16)")
+        self.window_combo, self.log_drift = box.window_combo, box.log_drift
         self.plots.set_window(self.window_combo.currentText())
         self.window_combo.currentTextChanged.connect(self._window_changed)
-        self.window_combo.setToolTip("Scroll over the last seconds of simulated time, or show the whole history")
-        bar.addWidget(self.window_combo)
-        self.log_drift = QCheckBox("log₁₀ |drift|")
-        self.log_drift.setToolTip("Plot the drift as log10 of its magnitude (round-off shows as ~-16)")
         self.log_drift.toggled.connect(self._log_changed)
-        bar.addWidget(self.log_drift)
-        bar.addStretch(1)
-        lay.addLayout(bar)
-        lay.addWidget(self.plots, 1)
         self.ghost.attach_plot(self.plots, row=3, link_to=self.plots.L_plot)  # a row under the drifts
         return box
 
     def _build_actions(self) -> None:
         def action(text, slot, shortcut=None, tip=""):
-            a = QAction(text, self)
-            a.triggered.connect(slot)
-            if shortcut:
-                a.setShortcut(QKeySequence(shortcut))
-                a.setShortcutContext(Qt.WindowShortcut)
-            a.setToolTip(f"{tip} ({shortcut})" if shortcut else tip)
-            self.addAction(a)
-            return a
+            return add_action(self, text, slot, shortcut, tip)
 
         self.play_action = action("Pause", self.toggle_play, "Space", "Play or pause the simulation")
         self.step_action = action("Step", self.worker.step, "S", "Pause and advance one frame")
@@ -320,24 +273,11 @@ class MainWindow(QMainWindow):
         tb.setMovable(False)
         for a in (self.play_action, self.step_action, self.reset_action, self.kick_action):
             tb.addAction(a)
+        tb.addWidget(self.repeat.checkbox)
         tb.addSeparator()
-        tb.addWidget(QLabel(" speed "))
-        self.speed_slider = QSlider(Qt.Horizontal)
-        lo, hi = math.log10(MIN_SPEED), math.log10(MAX_SPEED)
-        self.speed_slider.setRange(round(lo * SPEED_TICKS_PER_DECADE), round(hi * SPEED_TICKS_PER_DECADE))
-        self.speed_slider.setValue(round(math.log10(speed) * SPEED_TICKS_PER_DECADE))
-        self.speed_slider.setFixedWidth(150)
-        self.speed_slider.setToolTip("Playback speed, 0.1× to 10× real time (log scale)")
-        self.speed_slider.valueChanged.connect(self._speed_moved)
-        tb.addWidget(self.speed_slider)
-        self.speed_label = QLabel()
-        self.speed_label.setMinimumWidth(46)
-        tb.addWidget(self.speed_label)
-        one = QToolButton()
-        one.setText("real time")
-        one.setToolTip("Real time")
-        one.clicked.connect(lambda: self.set_speed(1.0))
-        tb.addWidget(one)
+        self.speed_control = SpeedControl(tb, speed, self.worker.set_speed,
+                                          "Playback speed, 0.1× to 10× real time (log scale)")
+        self.speed_slider = self.speed_control.slider
         tb.addSeparator()
         self.follow_box = QCheckBox("follow")
         self.follow_box.setToolTip("Camera follows the centre of mass")
@@ -351,7 +291,6 @@ class MainWindow(QMainWindow):
         tb.addWidget(self.trail_box)
         tb.addWidget(self.ghost.checkbox)
         tb.addAction(self.camera_action)
-        self._show_speed(speed)
 
     def _build_menus(self) -> None:
         bar = self.menuBar()
@@ -366,6 +305,8 @@ class MainWindow(QMainWindow):
         sim = bar.addMenu("&Simulation")
         for a in (self.play_action, self.step_action, self.reset_action, self.kick_action):
             sim.addAction(a)
+        sim.addSeparator()
+        sim.addAction(self.repeat.action)
         view = bar.addMenu("&View")
         view.addAction(self.camera_action)
         view.addAction(self.dock.toggleViewAction())
@@ -374,19 +315,11 @@ class MainWindow(QMainWindow):
         self.addAction(self.ghost.action)
 
     def _build_status(self) -> None:
-        sb = self.statusBar()
-        self.status_labels = {}
-        for name, tip in (("time", "simulated time"), ("rtf", "simulated seconds per wall-clock second"),
-                          ("fps", "scene frames drawn per second"), ("steps", "integrator steps per second"),
-                          ("flips", "reversals of the intermediate-axis component of ω"),
-                          ("period", "closed-form time between flips")):
-            label = QLabel()
-            label.setToolTip(tip)
-            sb.addPermanentWidget(label)
-            self.status_labels[name] = label
-        self.error_label = QLabel()
-        self.error_label.setStyleSheet(f"color: {ERROR_TEXT};")
-        sb.addWidget(self.error_label, 1)
+        self.status_labels, self.error_label = add_status_labels(self, (
+            ("time", "simulated time"), ("rtf", "simulated seconds per wall-clock second"),
+            ("fps", "scene frames drawn per second"), ("steps", "integrator steps per second"),
+            ("flips", "reversals of the intermediate-axis component of ω"),
+            ("period", "closed-form time between flips")))
 
     def _restore(self, stored) -> None:
         geometry = stored.value(keys.GEOMETRY, QByteArray(), type=QByteArray)
@@ -419,16 +352,11 @@ class MainWindow(QMainWindow):
         self.worker.kick()
 
     def set_speed(self, speed: float) -> None:
-        self.speed_slider.setValue(round(math.log10(speed) * SPEED_TICKS_PER_DECADE))
+        self.speed_control.set_speed(speed)
 
-    def _speed_moved(self, value: int) -> None:
-        speed = 10 ** (value / SPEED_TICKS_PER_DECADE)
-        speed = 1.0 if abs(speed - 1.0) < 0.03 else speed
-        self.worker.set_speed(speed)
-        self._show_speed(speed)
-
-    def _show_speed(self, speed: float) -> None:
-        self.speed_label.setText(f"{speed:.2g}×" if speed < 1 else f"{speed:.3g}×")
+    def set_repeat(self, on: bool) -> None:
+        """Start again at the end of the run (True) or pause there (False)."""
+        self.repeat.checkbox.setChecked(on)
 
     def _trail_toggled(self, on: bool) -> None:
         self.scene.set_trail_visible(on)
@@ -538,12 +466,7 @@ class MainWindow(QMainWindow):
 
     def save_screenshot(self, path) -> Path:
         """Write the whole window as a PNG, atomically (temporary file, then rename)."""
-        path = Path(path)
-        image = self.grab().toImage()
-        with atomic_path(path) as tmp:
-            if not image.save(str(tmp), "PNG"):
-                raise OSError(f"could not write PNG {path}")
-        return path
+        return save_window_png(self, path)
 
     # ------------------------------------------------------------------ the frame loop (GUI thread)
 
@@ -607,7 +530,7 @@ class MainWindow(QMainWindow):
         self._shown_scenario = sc
         self.setWindowTitle(f"{self.panel.display_name or sc.name} — {self.VIEW_TITLE}")
         self.scene.set_body(sc.rigid_body, center=np.asarray(sc.position, dtype=float), w0=sc.angular_velocity,
-                            reset_camera=old is None or old.body != sc.body or old.position != sc.position)
+                            q0=sc.initial_state.q, reset_camera=not same_start(old, sc))
         self.plots.clear_curves()
         self._shown_run = None
         self.legend.setText(self._legend_html(self._legend_rows, loaded=bool(sc.loads)))
@@ -631,7 +554,7 @@ class MainWindow(QMainWindow):
         self._fps = len(self._frame_times) / FPS_WINDOW_S
         lab = self.status_labels
         lab["time"].setText(f"t = {snap.t:8.2f} s")
-        lab["rtf"].setText(f"real time ×{snap.realtime_factor:.2f}" if snap.running else "paused")
+        show_run_state(lab["rtf"], snap)
         lab["fps"].setText(f"{self._fps:3.0f} fps")
         lab["steps"].setText(f"{snap.steps_per_second:6.0f} steps/s")
         lab["flips"].setText(f"flips {snap.flips}")
@@ -639,8 +562,6 @@ class MainWindow(QMainWindow):
         lab["period"].setText("predicted flip period " + period_text(period))
         self.play_action.setText("Pause" if snap.running else "Play")
         self.theory.refresh(snap, self.worker.history_since)
-        muted = f"color: {MUTED_TEXT};"
-        lab["rtf"].setStyleSheet("" if snap.running else muted)
 
     @property
     def fps(self) -> float:
@@ -674,6 +595,7 @@ class MainWindow(QMainWindow):
         stored.setValue(keys.GEOMETRY, self.saveGeometry())
         stored.setValue(keys.WINDOW_STATE, self.saveState())
         stored.setValue(keys.SPEED, self.worker.latest().speed)
+        stored.setValue(keys.REPEAT, self.repeat.isChecked())
         stored.setValue(keys.FOLLOW, self.follow_box.isChecked())
         stored.setValue(keys.TRAIL, self.trail_box.isChecked())
         stored.setValue(keys.GHOST, self.ghost.checkbox.isChecked())

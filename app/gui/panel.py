@@ -53,11 +53,10 @@ class ParameterPanel(QWidget):
     """Edits a scenario. Emits :attr:`scenario_applied` with a validated scenario.
 
     Signals (GUI thread): ``scenario_applied(Scenario)`` when Apply/Enter or a preset
-    produced a runnable scenario; ``repeat_changed(bool)`` for the repeat toggle.
+    produced a runnable scenario.
     """
 
     scenario_applied = pyqtSignal(object)
-    repeat_changed = pyqtSignal(bool)
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -211,10 +210,6 @@ class ParameterPanel(QWidget):
         form.addRow("dt (s)", self.dt)
         self.duration = self._field("solver.duration", "length of one run (s)")
         form.addRow("duration (s)", self.duration)
-        self.repeat = QCheckBox("restart the run at its duration")
-        self.repeat.setChecked(True)
-        self.repeat.toggled.connect(self.repeat_changed)
-        form.addRow(self.repeat)
         self._layout.addWidget(box)
 
     def _build_buttons(self, outer: QVBoxLayout) -> None:

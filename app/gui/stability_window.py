@@ -27,9 +27,7 @@ from pathlib import Path
 import numpy as np
 import pyqtgraph as pg
 from PyQt5.QtCore import QByteArray, QPointF, Qt, QTimer, pyqtSignal
-from PyQt5.QtGui import QKeySequence
 from PyQt5.QtWidgets import (
-    QAction,
     QApplication,
     QDoubleSpinBox,
     QLabel,
@@ -43,7 +41,6 @@ from PyQt5.QtWidgets import (
 )
 from pyvistaqt import QtInteractor
 
-from ..atomic import atomic_path
 from ..scenario import Scenario
 from ..scene import RigidBodyScene
 from ..scene.body_scene import TRAIL_POINTS
@@ -54,7 +51,20 @@ from ..simulation.stability_job import StabilityJob
 from ..simulation.worker import RECORD_INTERVAL_S
 from . import settings as keys
 from .main_window import DEFAULT_SIZE, FPS_WINDOW_S, FRAME_INTERVAL_MS, PLOT_INTERVAL_S, STATUS_INTERVAL_S
-from .theme import ERROR_TEXT, MUTED_TEXT, configure_pyqtgraph
+from .plots import release_menus
+from .stability_map import add_axis_markers, body_direction, break_wraps, map_position
+from .heap import return_large_blocks
+from .theme import MUTED_TEXT, configure_pyqtgraph
+from .window_parts import (
+    END_OF_RUN,
+    END_OF_RUN_TIP,
+    CameraFitter,
+    RepeatToggle,
+    add_action,
+    add_status_labels,
+    overlay_label,
+    save_window_png,
+)
 
 #: colour map of the wander (0 deg dark, 180 deg bright), as in ``tumble stability --out x.png``
 COLOR_MAP = "magma"
@@ -64,8 +74,6 @@ TRACK_COLOR = "#4dd0e1"
 TRACK_SECONDS = 30.0
 #: most points of the track
 TRACK_POINTS = 3000
-#: marker symbol of each principal axis (ascending moments: minor, intermediate, major)
-AXIS_SYMBOLS = ("o", "star", "s")
 #: a screenshot waits at most this long for the map to finish (s)
 SCREENSHOT_MAP_WAIT_S = 60.0
 #: range of the directions and duration choosers
@@ -75,29 +83,6 @@ DURATION_RANGE = (1.0, 120.0)
 GEOMETRY_KEY = "stability/geometry"
 DIRECTIONS_KEY = "stability/directions"
 DURATION_KEY = "stability/duration"
-
-
-def body_direction(lon_deg: float, lat_deg: float, frame: np.ndarray) -> np.ndarray:
-    """Body-frame unit vector at a map point (degrees), ``frame`` rows the map axes."""
-    lo, la = math.radians(lon_deg), math.radians(lat_deg)
-    d_map = np.array([math.cos(la) * math.cos(lo), math.cos(la) * math.sin(lo), math.sin(la)])
-    return d_map @ np.asarray(frame, dtype=float)
-
-
-def map_position(direction, frame) -> tuple[float, float]:
-    """(longitude, latitude) in degrees of a body-frame vector on the map."""
-    d = np.asarray(direction, dtype=float)
-    la, lo = lat_lon(d / np.linalg.norm(d), frame)
-    return math.degrees(float(lo)), math.degrees(float(la))
-
-
-def break_wraps(lon: np.ndarray, lat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Insert a NaN where the track jumps across the map's edge (|d lon| > 180 deg), so the
-    line is not drawn across the whole map."""
-    if len(lon) < 2:
-        return lon, lat
-    cut = np.nonzero(np.abs(np.diff(lon)) > 180.0)[0] + 1
-    return np.insert(lon, cut, np.nan), np.insert(lat, cut, np.nan)
 
 
 class StabilityWindow(QMainWindow):
@@ -124,6 +109,7 @@ class StabilityWindow(QMainWindow):
                  parent=None):
         super().__init__(parent)
         configure_pyqtgraph()
+        return_large_blocks()  # resizes reallocate the render windows' buffers
         self.persist = persist
         self.base = scenario
         #: the scenario of the spin chosen last (the base until a point is clicked)
@@ -173,8 +159,9 @@ class StabilityWindow(QMainWindow):
         self.scene_view = QtInteractor(self, multi_samples=0, auto_update=False)
         self.scene_view.setMinimumSize(300, 300)
         self.scene = RigidBodyScene(self.scene_view, follow=True, trail=True, legend=False)
+        self.camera_fitter = CameraFitter(self, self.scene_view)  # a resize re-fits an untouched camera
         self.scene_view.add_axes(color="#c9d1d9", line_width=2, labels_off=False)
-        self.spin_label = self._overlay(self.scene_view)
+        self.spin_label = overlay_label(self.scene_view)
         self.splitter = QSplitter(Qt.Horizontal)
         self.splitter.addWidget(left)
         self.splitter.addWidget(self.scene_view)
@@ -184,7 +171,9 @@ class StabilityWindow(QMainWindow):
         self.setCentralWidget(self.splitter)
 
         # --- the spin shown beside the map
-        self.worker = SimulationWorker(scenario, running=not paused)
+        repeat = stored.value(keys.REPEAT, False, type=bool)
+        self.worker = SimulationWorker(scenario, running=not paused, repeat=repeat)
+        self.repeat = RepeatToggle(self, repeat, self.worker.set_repeat)
 
         self._build_actions()
         self._build_toolbars(int(directions), float(duration))
@@ -240,62 +229,12 @@ class StabilityWindow(QMainWindow):
         self.choice_marker = pg.ScatterPlotItem(size=22, symbol="+", pen=pg.mkPen(TRACK_COLOR, width=3),
                                                 brush=pg.mkBrush(TRACK_COLOR))
         plot.addItem(self.choice_marker)
-        self._add_axis_markers(plot)
+        self.axis_places = add_axis_markers(plot, self.axes, self.frame, self.axis_labels)
         plot.scene().sigMouseClicked.connect(self._map_clicked)
-
-    def _add_axis_markers(self, plot) -> None:
-        """Each principal axis, both signs, marked and labelled with its name and verdict."""
-        self.axis_places: dict = {}
-        for k, label in enumerate(self.axis_labels):
-            name, _, verdict = label.partition(": ")
-            unstable = verdict.startswith("unstable")
-            for sign in (1, -1):
-                lon, lat = map_position(sign * self.axes[:, k], self.frame)
-                if abs(lat) > 89.999:
-                    lon = 0.0  # a pole's longitude is round-off
-                if lon > 179.999:
-                    lon = -180.0
-                self.axis_places[(k, sign)] = (lon, lat)
-                spots = [(lon, lat)] + ([(180.0, lat)] if lon <= -179.999 else [])
-                for x, y in spots:
-                    for pen, size in ((pg.mkPen("#000000", width=5), 17), (pg.mkPen("#ffffff", width=2), 17)):
-                        plot.addItem(pg.ScatterPlotItem([x], [y], symbol=AXIS_SYMBOLS[k], size=size, pen=pen,
-                                                        brush=pg.mkBrush(0, 0, 0, 0)))
-                if lat > 80:
-                    anchor = (0.5, -0.25)   # below a top pole
-                elif lat < -80:
-                    anchor = (0.5, 1.25)    # above a bottom pole
-                elif lon > 150:
-                    anchor = (1.1, 1.05)    # left of a point at the right edge
-                else:
-                    anchor = (-0.1, 1.05)   # right of and above the point
-                colour = "#ff7b72" if unstable else "#7ee787"
-                text = pg.TextItem(html=f"<div style='color:#ffffff; font-size:8pt'>{'+' if sign > 0 else '−'}{name}"
-                                        f"<br><b style='color:{colour}'>{verdict}</b></div>",
-                                   anchor=anchor, fill=pg.mkBrush(0, 0, 0, 150))
-                text.setPos(lon, lat)
-                plot.addItem(text)
-
-    @staticmethod
-    def _overlay(parent) -> QLabel:
-        label = QLabel(parent)
-        label.setStyleSheet("QLabel { background: rgba(22, 25, 30, 190); color: #c9d1d9; border-radius: 4px;"
-                            " padding: 5px; font-size: 8pt; }")
-        label.setAttribute(Qt.WA_TransparentForMouseEvents)
-        label.setTextFormat(Qt.RichText)
-        label.move(8, 8)
-        return label
 
     def _build_actions(self) -> None:
         def action(text, slot, shortcut=None, tip=""):
-            a = QAction(text, self)
-            a.triggered.connect(slot)
-            if shortcut:
-                a.setShortcut(QKeySequence(shortcut))
-                a.setShortcutContext(Qt.WindowShortcut)
-            a.setToolTip(f"{tip} ({shortcut})" if shortcut else tip)
-            self.addAction(a)
-            return a
+            return add_action(self, text, slot, shortcut, tip)
 
         self.play_action = action("Pause", self.worker.toggle, "Space", "Play or pause the spin beside the map")
         self.reset_action = action("Reset", self.worker.reset, "R", "Run the spin again from its start")
@@ -341,6 +280,7 @@ class StabilityWindow(QMainWindow):
         tb2.setMovable(False)
         for a in (self.play_action, self.reset_action, self.kick_action):
             tb2.addAction(a)
+        tb2.addWidget(self.repeat.checkbox)
         tb2.addSeparator()
         tb2.addAction(self.main_action)
 
@@ -352,20 +292,14 @@ class StabilityWindow(QMainWindow):
         sim = bar.addMenu("&Simulation")
         for a in (self.play_action, self.reset_action, self.kick_action):
             sim.addAction(a)
+        sim.addSeparator()
+        sim.addAction(self.repeat.action)
 
     def _build_status(self) -> None:
-        sb = self.statusBar()
-        self.status_labels = {}
-        for name, tip in (("time", "simulated time of the spin beside the map"),
-                          ("fps", "scene frames drawn per second"),
-                          ("flips", "reversals of the intermediate-axis component of ω")):
-            label = QLabel()
-            label.setToolTip(tip)
-            sb.addPermanentWidget(label)
-            self.status_labels[name] = label
-        self.error_label = QLabel()
-        self.error_label.setStyleSheet(f"color: {ERROR_TEXT};")
-        sb.addWidget(self.error_label, 1)
+        self.status_labels, self.error_label = add_status_labels(self, (
+            ("time", "simulated time of the spin beside the map"),
+            ("fps", "scene frames drawn per second"),
+            ("flips", "reversals of the intermediate-axis component of ω")))
 
     # ------------------------------------------------------------------ the map (GUI thread)
 
@@ -498,6 +432,10 @@ class StabilityWindow(QMainWindow):
         """Playback speed of the spin beside the map (a multiple of real time)."""
         self.worker.set_speed(speed)
 
+    def set_repeat(self, on: bool) -> None:
+        """The spin beside the map starts again at its end (True) or pauses there (False)."""
+        self.repeat.checkbox.setChecked(on)
+
     def open_in_main_view(self):
         """Open a main window on the spin chosen last (it stays open on its own)."""
         from .main_window import MainWindow
@@ -530,11 +468,7 @@ class StabilityWindow(QMainWindow):
             job.join(SCREENSHOT_MAP_WAIT_S)
             self._poll_job()
             QApplication.processEvents()
-        image = self.grab().toImage()
-        with atomic_path(path) as tmp:
-            if not image.save(str(tmp), "PNG"):
-                raise OSError(f"could not write PNG {path}")
-        return path
+        return save_window_png(self, path)
 
     # ------------------------------------------------------------------ the frame loop (GUI thread)
 
@@ -583,7 +517,7 @@ class StabilityWindow(QMainWindow):
         sc = snap.scenario
         self._shown_scenario = sc
         self.scene.set_body(sc.rigid_body, center=np.asarray(sc.position, dtype=float), w0=sc.angular_velocity,
-                            reset_camera=old is None)
+                            q0=sc.initial_state.q, reset_camera=old is None)
         if old is not None:
             self.scene.reset_camera(np.asarray(sc.position, dtype=float))
         w0 = np.asarray(sc.angular_velocity, dtype=float)
@@ -615,7 +549,9 @@ class StabilityWindow(QMainWindow):
         self._frame_times = [t for t in self._frame_times if t >= cutoff]
         self._fps = len(self._frame_times) / FPS_WINDOW_S
         lab = self.status_labels
-        lab["time"].setText(f"t = {snap.t:8.2f} s" + ("" if snap.running else " (paused)"))
+        state = "" if snap.running else f" ({END_OF_RUN})" if snap.ended else " (paused)"
+        lab["time"].setText(f"t = {snap.t:8.2f} s{state}")
+        lab["time"].setToolTip(END_OF_RUN_TIP if snap.ended else "simulated time of the spin beside the map")
         lab["fps"].setText(f"{self._fps:3.0f} fps")
         lab["flips"].setText(f"flips {snap.flips}")
         self.play_action.setText("Pause" if snap.running else "Play")
@@ -642,11 +578,8 @@ class StabilityWindow(QMainWindow):
             stored.setValue(GEOMETRY_KEY, self.saveGeometry())
             stored.setValue(DIRECTIONS_KEY, self.directions_box.value())
             stored.setValue(DURATION_KEY, self.duration_box.value())
+            stored.setValue(keys.REPEAT, self.repeat.isChecked())
             stored.sync()
         self.scene_view.close()
-        for plot in (self.map_plot, self.colorbar):  # a ColorBarItem is a PlotItem, menus and all
-            for menu in [*getattr(plot, "subMenus", []), getattr(plot, "ctrlMenu", None),
-                         getattr(plot.vb, "menu", None)]:
-                if menu is not None:
-                    menu.deleteLater()
+        release_menus(self.map_plot, self.colorbar)  # a ColorBarItem is a PlotItem, menus and all
         super().closeEvent(event)

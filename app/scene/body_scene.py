@@ -35,8 +35,12 @@ from .style import (
     use_font_file,
 )
 
-#: arrow lengths, in body radii
+#: the omega arrow's length at the start, in body radii (it scales with |omega|); a radius
+#: is the farthest surface point from the centre, so every arrow leaves the body
 ARROW_LENGTH = 1.7
+#: the L arrow's length, in body radii: longer than omega's, so that with omega along L (a
+#: spin about a principal axis) L's head shows beyond omega's instead of inside it
+L_ARROW_LENGTH = 2.0
 #: body axes drawn this far from the centre, in body radii
 AXES_LENGTH = 1.3
 #: the trail's tip sits this far out along the intermediate axis, in body radii
@@ -47,11 +51,23 @@ TRAIL_POINTS = 600
 GRID_HALF_CELLS = 12
 GRID_DEPTH = 1.8
 #: the camera starts far enough back that a sphere of this radius (in body radii) about
-#: the body fits the view: the arrows (ARROW_LENGTH) with their heads and a margin
-FRAMED_RADII = 1.9
-#: the vertical view angle (degrees) and the viewing direction at start
+#: the body fits the view: the arrows (L_ARROW_LENGTH) with their heads and a margin
+FRAMED_RADII = 2.2
+#: the vertical view angle (degrees) and the preferred viewing direction (body to camera)
 VIEW_ANGLE = 30.0
 CAMERA_DIRECTION = (1.0, -1.35, 0.75)
+#: an arrow seen closer than this to the line of sight (deg) hides behind the body or in
+#: front of it: its tip projects inside the body's outline (radius 1) unless
+#: ARROW_LENGTH x sin(angle) clears it with its head (1.7 x sin 60 deg = 1.47)
+MIN_ARROW_VIEW_DEG = 60.0
+#: ... and every arrow points this much toward the camera (deg out of the picture's plane):
+#: its part outside the body is in front of the body, and the body is seen three-quarter
+#: on rather than square to a face
+MIN_ARROW_TOWARD_DEG = 15.0
+#: the directions the default view is chosen among: elevations above the floor and
+#: azimuths (deg)
+VIEW_ELEVATIONS_DEG = tuple(range(15, 51, 5))
+VIEW_AZIMUTH_STEP_DEG = 5
 
 
 #: the colour key: (label, colour) of everything drawn
@@ -64,6 +80,37 @@ LEGEND = (
     ("trail of the intermediate axis' tip", TRAIL_COLOR),
     ("path of the centre of mass", PATH_COLOR),
 )
+
+
+def view_direction(arrows) -> np.ndarray:
+    """The unit vector from the body to the camera at start, chosen from the arrows drawn
+    from the centre (world vectors; zero ones are ignored).
+
+    CAMERA_DIRECTION when it sees every arrow at least MIN_ARROW_VIEW_DEG from the line of
+    sight, pointing at least MIN_ARROW_TOWARD_DEG toward the camera (so the part outside
+    the body is in front of it, not behind); else the nearest direction to it, among VIEW_ELEVATIONS_DEG
+    and azimuths every VIEW_AZIMUTH_STEP_DEG, that does; where none does, the one that
+    sees them widest. A spin about the vertical keeps the usual view; one about a
+    horizontal axis is looked at from the side, across omega and L.
+    """
+    default = np.asarray(CAMERA_DIRECTION, dtype=float)
+    default /= np.linalg.norm(default)
+    units = [np.asarray(a, dtype=float) for a in arrows]
+    units = [a / np.linalg.norm(a) for a in units if np.all(np.isfinite(a)) and np.linalg.norm(a) > 0]
+    if not units:
+        return default
+    el = np.radians(np.repeat(VIEW_ELEVATIONS_DEG, 360 // VIEW_AZIMUTH_STEP_DEG))
+    az = np.radians(np.tile(np.arange(0, 360, VIEW_AZIMUTH_STEP_DEG), len(VIEW_ELEVATIONS_DEG)))
+    candidates = np.vstack([default, np.column_stack([np.cos(el) * np.cos(az), np.cos(el) * np.sin(az), np.sin(el)])])
+    along = candidates @ np.array(units).T                       # cos of each arrow's angle to the view
+    seen = np.degrees(np.arcsin(np.sqrt(np.clip(1.0 - along ** 2, 0.0, 1.0)))).min(axis=1)
+    toward = np.all(along >= np.sin(np.radians(MIN_ARROW_TOWARD_DEG)), axis=1)
+    clear = seen >= MIN_ARROW_VIEW_DEG
+    nearness = candidates @ default
+    # lexicographic: clear of the body, then pointing to the camera, then (when nothing is
+    # clear) seen widest, then nearest the usual view
+    order = np.lexsort((nearness, np.where(clear, 0.0, seen), toward, clear))
+    return candidates[order[-1]]
 
 
 def _pose_matrix(R: np.ndarray, c: np.ndarray, scale: float = 1.0) -> np.ndarray:
@@ -116,13 +163,16 @@ class RigidBodyScene:
         self._focus = np.zeros(3)
         self._omega_ref = 1.0
         self._grid_origin = np.zeros(3)
+        self._view = np.asarray(CAMERA_DIRECTION, dtype=float) / np.linalg.norm(CAMERA_DIRECTION)
         self._arrow = meshes.unit_arrow()
         plotter.set_background(BACKGROUND, top=BACKGROUND_TOP if gradient else None)
 
     # ------------------------------------------------------------------ building
 
-    def set_body(self, body: Body, center=(0.0, 0.0, 0.0), w0=None, reset_camera: bool = True) -> None:
-        """(Re)build every actor for ``body``; ``center`` is where the run starts (world)."""
+    def set_body(self, body: Body, center=(0.0, 0.0, 0.0), w0=None, reset_camera: bool = True, q0=None) -> None:
+        """(Re)build every actor for ``body``; ``center`` is where the run starts (world),
+        ``w0`` (body frame) and ``q0`` (default: no rotation) its spin and orientation there,
+        from which the camera's default direction is chosen (:func:`view_direction`)."""
         self.clear()
         self.body = body
         mesh = meshes.body_mesh(body)
@@ -156,7 +206,10 @@ class RigidBodyScene:
         if self._legend_on:
             self._add_legend()
         self._focus = center.copy()
-        self.set_pose(center, np.array([1.0, 0, 0, 0]), w0, None)
+        q0 = np.array([1.0, 0.0, 0.0, 0.0]) if q0 is None else np.asarray(q0, dtype=float)
+        R0 = quat.to_matrix(q0)
+        self._view = view_direction([R0 @ w0, R0 @ (body.inertia @ w0)])
+        self.set_pose(center, q0, w0, None)
         if reset_camera:
             self.reset_camera(center)
 
@@ -180,10 +233,10 @@ class RigidBodyScene:
         self.body = None
 
     def reset_camera(self, center=None) -> None:
-        """Look at ``center`` (default: the current focus) from the default direction."""
+        """Look at ``center`` (default: the current focus) from the default direction, the
+        one chosen for the body's start (:func:`view_direction`)."""
         center = self._focus if center is None else np.asarray(center, dtype=float)
-        d = np.asarray(CAMERA_DIRECTION, dtype=float)
-        d /= np.linalg.norm(d)
+        d = self._view
         # the arrows fit across the narrower of the view's two directions
         half = math.radians(VIEW_ANGLE / 2)
         width, height = self.plotter.window_size
@@ -220,6 +273,11 @@ class RigidBodyScene:
     @property
     def trail_visible(self) -> bool:
         return self._trail_on
+
+    @property
+    def view(self) -> np.ndarray:
+        """The default viewing direction (body to camera, unit) chosen for this body's start."""
+        return self._view.copy()
 
     @property
     def actors(self) -> dict:
@@ -267,7 +325,7 @@ class RigidBodyScene:
         if not np.isfinite(n) or n == 0.0:
             actor.SetVisibility(False)
             return
-        length = ARROW_LENGTH * self.radius if per_unit is None else n * per_unit
+        length = L_ARROW_LENGTH * self.radius if per_unit is None else n * per_unit
         actor.SetVisibility(True)
         actor.user_matrix = _pose_matrix(_frame_from_x(v / n), c, length)
 

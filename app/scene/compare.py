@@ -76,21 +76,25 @@ class CompareScene:
         self._grid_spacing = 1.0
         self._labels: list = []
         self._focus = np.zeros(3)
+        self._view = np.asarray(CAMERA_DIRECTION, dtype=float) / np.linalg.norm(CAMERA_DIRECTION)
         plotter.set_background(BACKGROUND)
 
     # ------------------------------------------------------------------ building
 
     def set_bodies(self, body: Body, center=(0.0, 0.0, 0.0), w0=None, labels=("A", "B"),
-                   reset_camera: bool = True) -> None:
-        """(Re)build both bodies (the same ``body``, starting at ``center`` + their offsets)."""
+                   reset_camera: bool = True, q0=None) -> None:
+        """(Re)build both bodies (the same ``body``, starting at ``center`` + their offsets,
+        spinning at ``w0`` from ``q0``); they sit apart across the default view, which is the
+        main view's for that start."""
         self.clear()
         center = np.asarray(center, dtype=float)
         for scene in self.scenes:
-            scene.set_body(body, center=center, w0=w0, reset_camera=False)
+            scene.set_body(body, center=center, w0=w0, reset_camera=False, q0=q0)
             # one shared grid, under the pair, instead of one per body
             scene.actors["grid"].SetVisibility(False)
         r = self.radius = self.scenes[0].radius
-        self.offsets = np.outer([-0.5, 0.5], side_direction() * SEPARATION * r)
+        self._view = self.scenes[0].view
+        self.offsets = np.outer([-0.5, 0.5], side_direction(self._view) * SEPARATION * r)
         add = dict(reset_camera=False, render=False, pickable=False)
         self._grid_spacing = meshes.nice_spacing(r)
         self._grid = self.plotter.add_mesh(meshes.floor_grid(self._grid_spacing, 2 * GRID_HALF_CELLS),
@@ -98,7 +102,7 @@ class CompareScene:
         self._grid_origin = np.array([0.0, 0.0, center[2] - GRID_DEPTH * r])
         self._grid.user_matrix = _pose_matrix(np.eye(3), self._grid_origin)
         self._labels = [self._add_label(text, color) for text, color in zip(labels, SIDE_COLORS)]
-        q0 = np.array([1.0, 0.0, 0.0, 0.0])
+        q0 = np.array([1.0, 0.0, 0.0, 0.0]) if q0 is None else np.asarray(q0, dtype=float)
         self.set_poses([(center, q0, w0, None, None, None)] * 2)
         self._focus = center.copy()
         if reset_camera:
@@ -157,8 +161,7 @@ class CompareScene:
         """Look at the midpoint of the pair (``center``: their simulated centre) from the
         default direction, far enough back for both bodies, their arrows and labels."""
         center = self._focus if center is None else np.asarray(center, dtype=float)
-        d = np.asarray(CAMERA_DIRECTION, dtype=float)
-        d /= np.linalg.norm(d)
+        d = self._view
         cam = self.plotter.camera
         cam.focal_point = tuple(center)
         cam.position = tuple(center + self.camera_distance() * d)

@@ -188,9 +188,9 @@ class PoinsotScene:
 
     # ------------------------------------------------------------------ building
 
-    def set_body(self, body: Body, center=None, w0=None, reset_camera: bool = True) -> None:
-        """(Re)build every actor for ``body``. ``center`` is ignored (the centre is fixed at
-        the origin); the camera is placed at the first :meth:`set_pose` when
+    def set_body(self, body: Body, center=None, w0=None, reset_camera: bool = True, q0=None) -> None:
+        """(Re)build every actor for ``body``. ``center`` and ``q0`` are ignored (the centre
+        is fixed at the origin); the camera is placed at the first :meth:`set_pose` when
         ``reset_camera`` (it needs the direction of L)."""
         self.clear()
         self.body = body

@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..physics import diagnostics
-from ..physics import quaternion as quat
 from ..physics.errors import DivergenceError, ParameterError
 from ..physics.state import State
 from ..scenario import Scenario
@@ -71,7 +70,8 @@ class Snapshot:
     """Everything the GUI draws in one frame; immutable, safe to read from any thread.
 
     ``run_id`` changes whenever the run restarts (apply, reset, repeat), so readers know to
-    clear their curves. ``serial`` changes with every publication.
+    clear their curves. ``serial`` changes with every publication. ``ended`` is True while
+    the run is paused at its duration (repeat off), until it plays on or restarts.
     """
 
     serial: int
@@ -88,6 +88,7 @@ class Snapshot:
     running: bool
     speed: float
     repeat: bool
+    ended: bool                   # paused at solver.duration (repeat off)
     realtime_factor: float        # simulated seconds per wall second (0 when paused)
     steps_per_second: float
     steps: int                    # steps taken in this run
@@ -163,7 +164,7 @@ class SimulationWorker(threading.Thread):
     """
 
     def __init__(self, scenario: Scenario, *, running: bool = True, speed: float = 1.0,
-                 repeat: bool = True, history_capacity: int = HISTORY_CAPACITY,
+                 repeat: bool = False, history_capacity: int = HISTORY_CAPACITY,
                  clock=time.perf_counter):
         super().__init__(name="tumble-simulation", daemon=True)
         self._clock = clock
@@ -179,6 +180,8 @@ class SimulationWorker(threading.Thread):
         self._error_serial = 0
         self._running = bool(running)
         self._repeat = bool(repeat)
+        self._ended = False       # paused at the duration
+        self._past_end = False    # played on past the duration (it stops there once a run)
         self._rates: deque = deque()
         self._latest: Snapshot | None = None
         self._sim_elapsed = 0.0
@@ -221,7 +224,9 @@ class SimulationWorker(threading.Thread):
         self._commands.put(("speed", float(speed)))
 
     def set_repeat(self, repeat: bool) -> None:
-        """Restart from the initial state when the run reaches ``solver.duration``."""
+        """At ``solver.duration``: restart from the initial state (True), or pause there
+        (False, the default: a kick or an edit of the running state is not lost; Play goes on
+        past the end, Reset starts again)."""
         self._commands.put(("repeat", bool(repeat)))
 
     def stop(self, timeout: float | None = 5.0) -> None:
@@ -281,6 +286,7 @@ class SimulationWorker(threading.Thread):
         elif name == "play":
             if not self._running:
                 self._running = True
+                self._go_past_end()
                 self._clear_error()
                 self._anchor()
         elif name == "pause":
@@ -290,6 +296,7 @@ class SimulationWorker(threading.Thread):
             return
         elif name == "step":
             self._running = False
+            self._go_past_end()
             n = max(1, round(STEP_FRAME_S * self._speed / self._record_dt))
             self._advance(n)
             return
@@ -325,7 +332,16 @@ class SimulationWorker(threading.Thread):
         self._record_every = record_steps(self._dt, self._speed)
         self._record_dt = self._record_every * self._dt
 
+    def _go_past_end(self) -> None:
+        """Play or step from the end: the run goes on past its duration (once a run)."""
+        if self._ended:
+            self._ended = False
+            self._past_end = True
+
     def _restart(self) -> None:
+        if self._ended:  # paused by the run's end, not by the user: the new run plays
+            self._running = True
+        self._ended = self._past_end = False
         self._state = self._scenario.initial_state
         self._segment_start = self._state
         self._run_id += 1
@@ -396,12 +412,11 @@ class SimulationWorker(threading.Thread):
 
         duration = self._scenario.solver.duration
         end_clip = False
-        if self._repeat:
+        if self._repeat or not self._past_end:
             left = duration - self._state.t
             max_records = int(math.floor(left / self._record_dt + 1e-9))
             if max_records <= 0:
-                self._restart()
-                self._publish()
+                self._end_reached()
                 return
             if n_records >= max_records:
                 n_records, end_clip = max_records, True
@@ -422,8 +437,16 @@ class SimulationWorker(threading.Thread):
             self._rates.popleft()
         self._publish()
         if end_clip and self._duration_reached(duration):
+            self._end_reached()
+
+    def _end_reached(self) -> None:
+        """The run is at its duration: start again (repeat), or pause at the end."""
+        if self._repeat:
             self._restart()
-            self._publish()
+        else:
+            self._running = False
+            self._ended = True
+        self._publish()
 
     def _duration_reached(self, duration: float) -> bool:
         return self._state.t >= duration - 1e-9 * max(1.0, duration)
@@ -505,6 +528,7 @@ class SimulationWorker(threading.Thread):
             running=self._running,
             speed=self._speed,
             repeat=self._repeat,
+            ended=self._ended,
             realtime_factor=rtf,
             steps_per_second=sps,
             steps=self._steps,
