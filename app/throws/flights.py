@@ -292,7 +292,9 @@ def refine_edges(rec: Recording, flight: Flight, w_start, inertia, drag_model, c
     From the fitted rate at the first stamp the model is integrated backwards over the samples
     before the flight and forwards from the last stamp over those after it; an edge moves out
     while the measured rate stays within ``EDGE_TOLERANCE * rms`` (at least ``EDGE_FLOOR``) of
-    the model, and in while the flight's own first or last samples do not.
+    the model, and in while the flight's own first or last samples do not. A clipped sample
+    fits when its other components do and the model runs beyond the clipped one: a throw that
+    starts faster than the sensor reads still starts at its release.
     """
     t, w, seg = rec.t, rec.w, rec.segment
     tol = max(EDGE_TOLERANCE * rms, EDGE_FLOOR)
@@ -315,6 +317,12 @@ def refine_edges(rec: Recording, flight: Flight, w_start, inertia, drag_model, c
     if b > i0 + 1:
         model[i0 - a + 1:] = simulate_rates(t[i0 + 1:b], t[i0], w_start, inertia, drag_model, coefficients)
     good = (np.linalg.norm(w[a:b] - model, axis=1) <= tol) & ok[a:b]
+    # a clipped sample fits when its unclipped components do and the model runs past the clip
+    clipped = rec.clipped[a:b]
+    dev = np.abs(w[a:b] - model)
+    beyond = (np.sign(model) == np.sign(w[a:b])) & (np.abs(model) >= np.abs(w[a:b]) - tol)
+    clip_fits = np.all(np.where(clipped, beyond, dev <= tol), axis=1) & clipped.any(axis=1)
+    good |= clip_fits & (seg[a:b] == seg[i0]) & inside[a:b]
     # the first edge: the earliest start from which every sample up to the old start fits
     start = i0
     while start - 1 >= a and good[start - 1 - a]:

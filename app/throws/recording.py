@@ -19,6 +19,7 @@ import math
 import re
 import zipfile
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -53,6 +54,11 @@ class Recording:
     w: np.ndarray
     segment: np.ndarray
     saturated: np.ndarray
+
+    @cached_property
+    def clipped(self) -> np.ndarray:
+        """(N, 3) which components of each sample are clipped."""
+        return clipped_components(self.w)
 
     @property
     def duration(self) -> float:
@@ -253,9 +259,10 @@ def _segments(t: np.ndarray, events_text: str, where: str) -> np.ndarray:
 # ------------------------------------------------------------------ saturation
 
 
-def saturated_samples(w: np.ndarray) -> np.ndarray:
-    """Samples with a clipped component: at or above :data:`SATURATION_RAD_S`, or on a plateau
-    (two or more consecutive samples) at the recording's largest magnitude of that component."""
+def clipped_components(w: np.ndarray) -> np.ndarray:
+    """(N, 3) components taken as clipped: at or above :data:`SATURATION_RAD_S`, or on a
+    plateau (two or more consecutive samples) at the recording's largest magnitude of that
+    component (a sensor that clips below 2000 deg/s)."""
     a = np.abs(np.asarray(w, dtype=float))
     clipped = a >= SATURATION_RAD_S
     for k in range(3):
@@ -266,4 +273,9 @@ def saturated_samples(w: np.ndarray) -> np.ndarray:
         padded = np.concatenate(([False], at_top, [False]))
         if np.any(at_top & (padded[:-2] | padded[2:])):  # two neighbours at the top: a plateau
             clipped[:, k] |= at_top
-    return clipped.any(axis=1)
+    return clipped
+
+
+def saturated_samples(w: np.ndarray) -> np.ndarray:
+    """Samples with a clipped component (see :func:`clipped_components`)."""
+    return clipped_components(w).any(axis=1)
