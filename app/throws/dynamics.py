@@ -20,8 +20,8 @@ from numba import njit
 from ..physics import loads
 
 DRAG_MODELS = ("none", "linear", "quadratic")
-#: largest RK4 step (s): at |w| = 35 rad/s, one second of a flip stays within 1e-6 rad/s of
-#: DOP853 at rtol 1e-12 (tests/test_throws_fit.py), far below a gyroscope's 0.01 rad/s noise
+#: largest RK4 step (s): at |w| = 35 rad/s, one second of a flip stays within 1e-5 rad/s of
+#: DOP853 at rtol 1e-12 (tests/test_throws_fit.py), a thousandth of a gyroscope's 0.01 rad/s noise
 H_MAX = 2.5e-3
 
 

@@ -419,11 +419,12 @@ def _result(recordings, flights, layout, x, cov, data, w_model, seconds):
 # ------------------------------------------------------------------ the whole pipeline
 
 
-def _merge(flights):
-    """Flights sorted, overlapping ones (same recording) joined."""
+def _merge(recordings, flights):
+    """Flights sorted, overlapping ones of one recording joined (never across a pause)."""
     out = []
     for f in sorted(flights, key=lambda f: (f.recording, f.i0)):
-        if out and out[-1].recording == f.recording and f.i0 <= out[-1].i1:
+        seg = recordings[f.recording].segment
+        if out and out[-1].recording == f.recording and f.i0 <= out[-1].i1 and seg[f.i0] == seg[out[-1].i0]:
             out[-1] = fl.Flight(f.recording, out[-1].i0, max(out[-1].i1, f.i1))
         else:
             out.append(f)
@@ -486,7 +487,7 @@ def find_flights(recordings, windows=None, drag_model="quadratic"):
             if not any(lo <= recordings[f.recording].t[f.i0] <= hi for f in found):
                 raise ParameterError("--flights", f"{lo:g}:{hi:g}", "hold a free flight (none found in it)")
     inertia, drag = guess
-    return _merge(found), inertia, (np.zeros(3) if drag_model == "none" else drag)
+    return _merge(recordings, found), inertia, (np.zeros(3) if drag_model == "none" else drag)
 
 
 def fit_recordings(recordings: list[Recording], windows=None, drag_model: str = "quadratic", axes_mode: str = "sensor",
@@ -617,7 +618,7 @@ def settle_edges(recordings, flights, w0s, inertia, drag_model, drag, windows, c
                                                                drag_model, drag)[0]
                 w0 = _refit_start(rec, g, start, inertia, drag_model, drag)
             moved.append((g, w0))
-        merged = _merge([g for g, _ in moved])
+        merged = _merge(recordings, [g for g, _ in moved])
         if len(merged) != len(moved):  # two flights grew into one: it starts where the first did
             firsts = {(g.recording, g.i0): w for g, w in moved}
             moved = [(g, _refit_start(recordings[g.recording], g, firsts[(g.recording, g.i0)], inertia, drag_model,
