@@ -222,3 +222,22 @@ def test_the_fits_integrator_is_far_below_the_noise():
         got = simulate_rates(sign * span, 0.0, w0, jm, "quadratic", TRUTH.drag)
         assert np.max(np.abs(got - ref)) < 1e-5  # a thousandth of the noise
     assert H_MAX <= 2.5e-3
+
+
+def test_several_recordings_are_fitted_together(tmp_path, capsys):
+    """Two sessions of the same object, as CSV files: one fit, each flight naming its file."""
+    rng = np.random.default_rng(13)
+    paths = []
+    for k in range(2):
+        rates = [syn.spin_near(TRUTH, 1, 5.0 + 4 * j, 15.0 + 2 * j, rng) for j in range(2)]
+        t, w, _ = syn.make_recording(TRUTH, rates, rng, flight_s=0.9)
+        path = tmp_path / f"session{k}.csv"
+        path.write_text("t,wx,wy,wz\n" + "\n".join(f"{a:.6f},{b:.9E},{c:.9E},{d:.9E}" for a, (b, c, d)
+                                                    in zip(t, w)) + "\n")
+        paths.append(str(path))
+    assert main(["fit", *paths, "--axes", "fit"]) == 0
+    text = capsys.readouterr().out
+    assert "4 flights in" in text and "| session0.csv |" in text and "| session1.csv |" in text
+    recordings, result = fit_paths(paths, axes_mode="fit")
+    assert [f.recording for f in result.flights] == [paths[0]] * 2 + [paths[1]] * 2
+    assert np.all(np.abs(result.moments / np.asarray(TRUTH.moments) - 1) < 0.01)
