@@ -8,7 +8,8 @@ import numpy as np
 
 from . import flights as fl
 from .dynamics import simulate_rates
-from .fit import FitResult, settle_edges, find_flights, first_zero, is_near_intermediate
+from .edges import find_flights, settle_edges
+from .fit import FitResult, first_zero, is_near_intermediate
 from .recording import Recording
 
 #: the launch rate of a predicted throw is the mean of this many first measured samples
