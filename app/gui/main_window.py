@@ -262,6 +262,8 @@ class MainWindow(QMainWindow):
         self.data_action = action("Export trajectory…", self.export_trajectory_dialog, "Ctrl+Shift+E",
                                   "Re-simulate the scenario from its start and write the tumble simulate "
                                   "columns, one row per step, as CSV or NPZ")
+        self.import_action = action("Import recording…", self.import_recording_dialog, None,
+                                    "Fit a gyroscope recording of throws (phyphox or CSV) and replay its flights")
         self.view_png_action = action("Save 3D view as PNG…", self.save_view_dialog, None,
                                       "Save what the 3D scene shows now, without the panels")
         self.quit_action = action("Quit", self.close, "Ctrl+Q", "Close the window")
@@ -298,7 +300,8 @@ class MainWindow(QMainWindow):
         presets_menu = file_menu.addMenu("Presets")
         for name in preset_names():
             presets_menu.addAction(name, lambda n=name: self.load_preset(n))
-        for a in (self.open_action, self.save_action, None, self.export_action, self.data_action, None,
+        for a in (self.open_action, self.save_action, self.import_action, None, self.export_action,
+                  self.data_action, None,
                   self.shot_action, self.view_png_action, None, self.quit_action):
             file_menu.addSeparator() if a is None else file_menu.addAction(a)
         self.file_menu = file_menu
@@ -413,6 +416,12 @@ class MainWindow(QMainWindow):
 
         return ExportDialog.open_for(self, self.panel.scenario, self.statusBar(), view_args=self.EXPORT_VIEW_ARGS,
                                      view_name=self.EXPORT_VIEW_NAME)
+
+    def import_recording_dialog(self):
+        """File > Import recording...: fit a recording of throws; its flights replay here."""
+        from .recording_dialog import open_for
+
+        return open_for(self)
 
     def export_trajectory_dialog(self) -> None:
         sc = self.panel.scenario

@@ -42,6 +42,12 @@ EDITED = "(edited)"
 #: standard gravity used when gravity is switched on with a zero vector (m/s^2)
 STANDARD_GRAVITY = (0.0, 0.0, -9.81)
 LOAD_COLUMNS = ("kind", "frame", "vx", "vy", "vz", "px", "py", "pz")
+#: what the columns hold on a drag row (its field names in error messages)
+DRAG_COLUMNS = ("kind", "model", "coefficients[0]", "coefficients[1]", "coefficients[2]")
+#: column headers: a drag row puts its model in the frame column, its coefficients in v
+LOAD_HEADERS = ("kind", "frame | model", "vx | cx", "vy | cy", "vz | cz", "px", "py", "pz")
+LOAD_KIND_CHOICES = ("torque", "force", "drag")
+DRAG_MODEL_CHOICES = ("linear", "quadratic")
 
 
 def edited_name(name: str) -> str:
@@ -175,13 +181,17 @@ class ParameterPanel(QWidget):
         box = QGroupBox("Applied loads")
         lay = QVBoxLayout(box)
         self.loads = QTableWidget(0, len(LOAD_COLUMNS))
-        self.loads.setHorizontalHeaderLabels(LOAD_COLUMNS)
-        self.loads.horizontalHeader().setSectionResizeMode(QHeaderView.Stretch)
+        self.loads.setHorizontalHeaderLabels(LOAD_HEADERS)
+        # columns as wide as their contents (numbers such as 0.0005 stay readable); the
+        # table scrolls sideways when the panel is narrow
+        self.loads.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
+        self.loads.horizontalHeader().setStretchLastSection(True)
         self.loads.verticalHeader().setVisible(False)
         self.loads.setMinimumHeight(70)
-        self.loads.setMaximumHeight(120)
+        self.loads.setMaximumHeight(140)
         self.loads.setToolTip("torque: vector in N m; force: vector in N applied at body point p (m); "
-                              "frame: the frame the vector is fixed in")
+                              "frame: the frame the vector is fixed in; drag: torque -c_i ω_i (linear, c in N m s) "
+                              "or -c_i |ω| ω_i (quadratic, N m s²) about body axes x, y, z")
         self.loads.itemChanged.connect(self._edited)
         lay.addWidget(self.loads)
         buttons = QHBoxLayout()
@@ -189,9 +199,12 @@ class ParameterPanel(QWidget):
         add_t.clicked.connect(lambda: self._add_load_row(LoadSpec("torque")) or self._edited())
         add_f = QPushButton("+ force")
         add_f.clicked.connect(lambda: self._add_load_row(LoadSpec("force")) or self._edited())
+        add_d = QPushButton("+ drag")
+        add_d.setToolTip("a drag torque opposing the spin, per body axis")
+        add_d.clicked.connect(lambda: self._add_load_row(LoadSpec("drag")) or self._edited())
         remove = QPushButton("remove")
         remove.clicked.connect(self._remove_load_row)
-        for b in (add_t, add_f, remove):
+        for b in (add_t, add_f, add_d, remove):
             buttons.addWidget(b)
         lay.addLayout(buttons)
         self._layout.addWidget(box)
@@ -327,19 +340,58 @@ class ParameterPanel(QWidget):
 
     def _add_load_row(self, spec: LoadSpec) -> None:
         r = self.loads.rowCount()
-        self.loads.blockSignals(True)
         self.loads.insertRow(r)
-        for c, name in enumerate(("kind", "frame")):
-            combo = QComboBox()
-            combo.addItems(("torque", "force") if name == "kind" else ("body", "world"))
-            combo.setCurrentText(getattr(spec, name))
-            combo.activated.connect(self._edited)
-            self._wheel_guard.guard(combo)
-            self.loads.setCellWidget(r, c, combo)
+        self._fill_load_row(r, spec)
+
+    def _fill_load_row(self, r: int, spec: LoadSpec) -> None:
+        """Show ``spec`` in row ``r``: a drag row has a model choice and coefficients, and
+        no point."""
+        drag = spec.kind == "drag"
+        self.loads.blockSignals(True)
+        kind = QComboBox()
+        kind.addItems(LOAD_KIND_CHOICES)
+        kind.setCurrentText(spec.kind)
+        kind.activated.connect(lambda _i, combo=kind: self._load_kind_chosen(combo))
+        self._wheel_guard.guard(kind)
+        self.loads.setCellWidget(r, 0, kind)
+        second = QComboBox()
+        second.addItems(DRAG_MODEL_CHOICES if drag else ("body", "world"))
+        second.setCurrentText(spec.model if drag else spec.frame)
+        second.setToolTip("linear: N m s; quadratic: N m s² (coefficients in the body frame)" if drag
+                          else "the frame the vector is fixed in")
+        second.activated.connect(self._edited)
+        self._wheel_guard.guard(second)
+        self.loads.setCellWidget(r, 1, second)
+        values = spec.coefficients if drag else spec.vector
         for k in range(3):
-            self.loads.setItem(r, 2 + k, QTableWidgetItem(fmt(spec.vector[k])))
-            self.loads.setItem(r, 5 + k, QTableWidgetItem(fmt(spec.point[k])))
+            item = QTableWidgetItem(fmt(values[k]))
+            if drag:
+                item.setToolTip(f"drag coefficient about body {'xyz'[k]} (≥ 0)")
+            self.loads.setItem(r, 2 + k, item)
+            point = QTableWidgetItem("" if drag else fmt(spec.point[k]))
+            if drag:  # a drag acts about the centre of mass: no point
+                point.setFlags(point.flags() & ~(Qt.ItemIsEditable | Qt.ItemIsEnabled))
+            self.loads.setItem(r, 5 + k, point)
         self.loads.blockSignals(False)
+
+    def _load_kind_chosen(self, combo: QComboBox) -> None:
+        """Re-lay the row of ``combo`` for the kind chosen, keeping its three numbers."""
+        for r in range(self.loads.rowCount()):
+            if self.loads.cellWidget(r, 0) is combo:
+                break
+        else:
+            return
+        kind = combo.currentText()
+        numbers = []
+        for c in range(2, 5):
+            try:
+                numbers.append(float(self.loads.item(r, c).text()))
+            except (AttributeError, ValueError):
+                numbers.append(0.0)
+        numbers = tuple(numbers)
+        spec = LoadSpec("drag", coefficients=numbers) if kind == "drag" else LoadSpec(kind, vector=numbers)
+        self._fill_load_row(r, spec)
+        self._edited()
 
     def _remove_load_row(self) -> None:
         r = self.loads.currentRow()
@@ -420,14 +472,18 @@ class ParameterPanel(QWidget):
         for r in range(self.loads.rowCount()):
             kind = self.loads.cellWidget(r, 0).currentText()
             frame = self.loads.cellWidget(r, 1).currentText()
+            names = DRAG_COLUMNS if kind == "drag" else LOAD_COLUMNS
             nums = []
-            for c in range(2, 8):
+            for c in range(2, 5 if kind == "drag" else 8):
                 item = self.loads.item(r, c)
                 text = item.text().strip() if item else ""
                 try:
                     nums.append(float(text))
                 except ValueError:
-                    raise ParameterError(f"loads[{r}].{LOAD_COLUMNS[c]}", text, "be a number") from None
+                    raise ParameterError(f"loads[{r}].{names[c]}", text, "be a number") from None
+            if kind == "drag":
+                specs.append(LoadSpec("drag", model=frame, coefficients=tuple(nums)))
+                continue
             specs.append(LoadSpec(kind, frame, tuple(nums[:3]), tuple(nums[3:]) if kind == "force" else (0.0, 0.0, 0.0)))
         return tuple(specs)
 

@@ -149,11 +149,12 @@ def flip_times(body: Body, t: np.ndarray, w: np.ndarray) -> np.ndarray:
 def angular_acceleration_body(body: Body, loads, q: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Body-frame angular acceleration from Euler's equations, I^-1 (tau - w x I w).
 
-    ``loads`` is a :class:`~app.physics.loads.Loads` (or None for torque-free).
+    ``loads`` is a :class:`~app.physics.loads.Loads` (or None for torque-free); its drags
+    act at ``w``.
     """
     w = np.asarray(w, dtype=float)
     Iw = w @ body.inertia.T
-    tau = np.zeros_like(w) if loads is None else loads.torque_body(q)
+    tau = np.zeros_like(w) if loads is None else loads.torque_body(q, w)
     return (tau - np.cross(w, Iw)) @ np.linalg.inv(body.inertia).T
 
 

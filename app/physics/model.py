@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import kernels
 from . import quaternion as quat
 from .body import Body
 from .loads import Loads
@@ -63,7 +64,7 @@ def compile_model(body: Body, loads: Loads | None = None) -> Model:
     loads = loads or Loads()
     moments, axes = body.principal()
     to_p = axes.T  # body coordinates -> principal coordinates
-    params = np.zeros(20)
+    params = np.zeros(kernels.N_PARAMS)
     params[0:3] = moments
     params[3] = body.mass
     params[4:7] = loads.gravity
@@ -82,7 +83,18 @@ def compile_model(body: Body, loads: Loads | None = None) -> Model:
             params[16:19] += f.vector
             points.append(to_p @ f.point)
             wforces.append(f.vector)
-    params[19] = 1.0 if (np.any(params[7:19] != 0) or points) else 0.0
+    drag = {"linear": np.zeros((3, 3)), "quadratic": np.zeros((3, 3))}
+    for d in loads.drags:
+        drag[d.model] += to_p @ np.diag(d.coefficients) @ axes  # D = R_P^T C R_P
+    flag = 0
+    if np.any(drag["linear"] != 0):
+        flag |= kernels.DRAG_LINEAR_BIT
+        params[kernels.DRAG_LINEAR:kernels.DRAG_LINEAR + 9] = drag["linear"].ravel()
+    if np.any(drag["quadratic"] != 0):
+        flag |= kernels.DRAG_QUADRATIC_BIT
+        params[kernels.DRAG_QUADRATIC:kernels.DRAG_QUADRATIC + 9] = drag["quadratic"].ravel()
+    params[kernels.DRAG_FLAG] = float(flag)
+    params[19] = 1.0 if (np.any(params[7:19] != 0) or points or flag) else 0.0
     points_arr = np.array(points, dtype=float).reshape(-1, 3)
     wforces_arr = np.array(wforces, dtype=float).reshape(-1, 3)
     return Model(body, loads, moments, axes, quat.from_matrix(axes), params, points_arr, wforces_arr)

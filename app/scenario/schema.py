@@ -25,7 +25,7 @@ from ..physics.integrators import (
     integrator_options,
     validate_tolerances,
 )
-from ..physics.loads import Force, Loads, Torque
+from ..physics.loads import DRAG_MODELS, Drag, Force, Loads, Torque
 from ..physics.model import Model, compile_model
 from ..physics.state import State
 
@@ -104,20 +104,28 @@ class BodySpec:
             raise err.prefixed("body") from None
 
 
+LOAD_KINDS = ("torque", "force", "drag")
+
+
 @dataclass(frozen=True)
 class LoadSpec:
-    """One ``[[loads]]`` entry: a torque, or a force at a body point."""
+    """One ``[[loads]]`` entry: a torque, a force at a body point, or a drag (``model`` and
+    body-frame ``coefficients``; ``frame``, ``vector`` and ``point`` unused)."""
 
     kind: str = "torque"
     frame: str = "body"
     vector: tuple = (0.0, 0.0, 0.0)
     point: tuple = (0.0, 0.0, 0.0)
+    model: str = "quadratic"
+    coefficients: tuple = (0.0, 0.0, 0.0)
 
     def build(self, index: int):
         where = f"loads[{index}]"
         try:
-            if self.kind not in ("torque", "force"):
-                raise ParameterError("kind", self.kind, "be one of torque, force")
+            if self.kind not in LOAD_KINDS:
+                raise ParameterError("kind", self.kind, "be one of " + ", ".join(LOAD_KINDS))
+            if self.kind == "drag":
+                return Drag(self.model, self.coefficients)
             if self.kind == "torque":
                 return Torque(self.vector, self.frame)
             return Force(self.vector, self.point, self.frame)
@@ -262,6 +270,7 @@ class Scenario:
             gravity=g,
             torques=[b for b in built if isinstance(b, Torque)],
             forces=[b for b in built if isinstance(b, Force)],
+            drags=[b for b in built if isinstance(b, Drag)],
         )
 
     @cached_property
@@ -275,7 +284,10 @@ TOP_KEYS = ("name", "description", "body", "initial", "world", "loads", "solver"
 BODY_KEYS = ("shape", "mass", "size", "inertia", "allow_unphysical", "center_of_mass", "mesh", "unit", "density")
 INITIAL_KEYS = ("position", "velocity", "orientation", "orientation_xyz", "angular_velocity")
 WORLD_KEYS = ("gravity",)
-LOAD_KEYS = ("kind", "frame", "vector", "point")
+LOAD_KEYS = ("kind", "frame", "vector", "point", "model", "coefficients")
+#: the keys each load kind takes (besides ``kind``)
+LOAD_KIND_KEYS = {"torque": ("frame", "vector"), "force": ("frame", "vector", "point"),
+                  "drag": ("model", "coefficients")}
 SOLVER_KEYS = ("integrator", "dt", "duration", "rtol", "atol", "reorthonormalize", "reorthonormalize_every")
 
 
@@ -413,14 +425,23 @@ def from_dict(data: dict, default_name: str = "untitled", base_dir=None) -> Scen
         where = f"loads[{i}]"
         _check_keys(lt, LOAD_KEYS, where)
         kind = _string(_require(lt, "kind", where), f"{where}.kind")
-        if kind not in ("torque", "force"):
-            raise ParameterError(f"{where}.kind", kind, "be one of torque, force")
+        if kind not in LOAD_KINDS:
+            raise ParameterError(f"{where}.kind", kind, "be one of " + ", ".join(LOAD_KINDS))
+        for key in lt:
+            if key != "kind" and key not in LOAD_KIND_KEYS[kind]:
+                raise ParameterError(f"{where}.{key}", lt[key], f"not be given for kind = \"{kind}\" (it takes "
+                                     + ", ".join(LOAD_KIND_KEYS[kind]) + ")")
+        if kind == "drag":
+            model = _string(_require(lt, "model", where), f"{where}.model")
+            if model not in DRAG_MODELS:
+                raise ParameterError(f"{where}.model", model, "be one of " + ", ".join(DRAG_MODELS))
+            coefficients = _numbers(_require(lt, "coefficients", where), 3, f"{where}.coefficients")
+            loads.append(LoadSpec("drag", model=model, coefficients=coefficients))
+            continue
         frame = _string(lt.get("frame", "body"), f"{where}.frame")
         if frame not in ("body", "world"):
             raise ParameterError(f"{where}.frame", frame, "be one of body, world")
         vector = _numbers(_require(lt, "vector", where), 3, f"{where}.vector")
-        if kind == "torque" and "point" in lt:
-            raise ParameterError(f"{where}.point", lt["point"], "be given only for kind = \"force\"")
         point = _numbers(lt.get("point", [0.0, 0.0, 0.0]), 3, f"{where}.point")
         loads.append(LoadSpec(kind, frame, vector, point))
 
@@ -478,6 +499,9 @@ def to_dict(s: Scenario, base_dir=None) -> dict:
     if s.loads:
         doc["loads"] = []
         for ld in s.loads:
+            if ld.kind == "drag":
+                doc["loads"].append({"kind": "drag", "model": ld.model, "coefficients": list(ld.coefficients)})
+                continue
             entry = {"kind": ld.kind, "frame": ld.frame, "vector": list(ld.vector)}
             if ld.kind == "force":
                 entry["point"] = list(ld.point)

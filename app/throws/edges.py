@@ -1,0 +1,170 @@
+"""Flights of whole recordings: found from the rates alone, then their edges settled with a fitted body.
+
+:func:`find_flights` runs :mod:`.flights` over every recording (a first inertia from the
+rates, flights by the torque residual, a second inertia from those flights, the flights
+again); :func:`settle_edges` moves each flight's edges to where a fitted body stops
+matching its measured rates, refitting the flight's initial rate alone each time.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from ..physics.errors import ParameterError
+from . import flights as fl
+from .dynamics import simulate_rates
+from .recording import Recording
+
+#: most passes of moving the flights' edges to where the fit stops matching
+EDGE_PASSES = 6
+#: the edges' tolerance is set by the fit's rms this far (s) inside them
+EDGE_MARGIN_S = 0.1
+
+
+class FitCancelled(Exception):
+    """The caller's cancel check said stop (raised between function evaluations)."""
+
+
+def merge(recordings, flights):
+    """Flights sorted, overlapping ones of one recording joined (never across a pause)."""
+    out = []
+    for f in sorted(flights, key=lambda f: (f.recording, f.i0)):
+        seg = recordings[f.recording].segment
+        if out and out[-1].recording == f.recording and f.i0 <= out[-1].i1 and seg[f.i0] == seg[out[-1].i0]:
+            out[-1] = fl.Flight(f.recording, out[-1].i0, max(out[-1].i1, f.i1))
+        else:
+            out.append(f)
+    return out
+
+
+def check_windows(recordings, windows):
+    """Every ``--flights`` window must overlap a recording."""
+    if windows is None:
+        return
+    for lo, hi in windows:
+        if not any(hi >= r.t[0] and lo <= r.t[-1] for r in recordings):
+            spans = ", ".join(f"{r.t[0]:g} to {r.t[-1]:g} s" for r in recordings)
+            raise ParameterError("--flights", f"{lo:g}:{hi:g}", f"lie within the recording ({spans})")
+
+
+def find_flights(recordings, windows=None, drag_model="quadratic"):
+    """(flights, inertia guess, drag guess) from the rates alone (see :mod:`.flights`)."""
+    check_windows(recordings, windows)
+    prepared = []
+    for rec in recordings:
+        smooth, dw = fl.smooth_and_derivative(rec.t, rec.w)
+        fast = np.linalg.norm(rec.w, axis=1) >= fl.MIN_RATE
+        unknown = fl.affected_by_clipping(rec.t, rec.saturated)
+        usable = fast & ~unknown & fl.smooth_samples(rec.w, smooth)
+        if windows is not None:
+            inside = np.zeros(len(rec.t), dtype=bool)
+            for lo, hi in windows:
+                inside |= (rec.t >= lo) & (rec.t <= hi)
+            usable &= inside
+        usable[0] = False  # stretches never run from one recording into the next
+        prepared.append((dw, usable))
+    t_all = np.concatenate([r.t for r in recordings])
+    w_all = np.concatenate([r.w for r in recordings])
+    dw_all = np.concatenate([p[0] for p in prepared])
+    usable_all = np.concatenate([p[1] for p in prepared])
+    names = ", ".join(r.name for r in recordings)
+    no_flight = ParameterError("recording", names, f"hold a free flight (a spin above {fl.MIN_RATE:g} rad/s "
+                               f"lasting {fl.MIN_FLIGHT_S:g} s that obeys Euler's equations)")
+    model = "quadratic" if drag_model == "none" else drag_model
+    guess = fl.bootstrap_inertia(t_all, w_all, dw_all, usable_all, model)
+    if guess is None:
+        raise no_flight
+    found = []
+    for threshold in (fl.BOOTSTRAP_RESIDUAL, fl.FREE_RESIDUAL):
+        found = []
+        for k, rec in enumerate(recordings):
+            found += fl.detect(rec, k, prepared[k][0], guess[0], model, guess[1], windows, threshold)
+        if not found:
+            raise no_flight
+        # a second guess from the flights alone
+        mask = np.zeros(len(t_all), dtype=bool)
+        base = np.cumsum([0] + [len(r.t) for r in recordings])
+        for f in found:
+            mask[base[f.recording] + f.i0: base[f.recording] + f.i1] = True
+        better = fl.bootstrap_inertia(t_all, w_all, dw_all, usable_all & mask, model)
+        guess = better if better is not None else guess
+    if windows is not None:
+        for lo, hi in windows:
+            if not any(lo <= recordings[f.recording].t[f.i0] <= hi for f in found):
+                raise ParameterError("--flights", f"{lo:g}:{hi:g}", "hold a free flight (none found in it)")
+    inertia, drag = guess
+    return merge(recordings, found), inertia, (np.zeros(3) if drag_model == "none" else drag)
+
+
+def start_rate(rec: Recording, i: int, i1: int) -> np.ndarray:
+    """The rate at sample ``i`` from the local cubic over the flight's first samples (a
+    better start than one noisy sample)."""
+    b = min(i1, i + fl.DERIVATIVE_MIN_SAMPLES + 2)
+    if b - i < 5:
+        return rec.w[i].copy()
+    smooth, _ = fl.smooth_and_derivative(rec.t[i:b], rec.w[i:b])
+    return smooth[0]
+
+
+def _flight_model(rec, f, w0, inertia, drag_model, drag):
+    """The model's rates at the flight's stamps from ``w0`` at its first stamp."""
+    out = np.empty((f.i1 - f.i0, 3))
+    out[0] = w0
+    out[1:] = simulate_rates(rec.t[f.i0 + 1:f.i1], rec.t[f.i0], w0, inertia, drag_model, drag)
+    return out
+
+
+def _core_rms_of(rec, f, model) -> float:
+    """rms of the fit away from the flight's edges (where hand or catch may still be in it)."""
+    t = rec.t[f.i0:f.i1]
+    used = ~rec.saturated[f.i0:f.i1]
+    core = used & (t >= t[0] + EDGE_MARGIN_S) & (t <= t[-1] - EDGE_MARGIN_S)
+    if core.sum() < 10:
+        core = used
+    dev = model[core] - rec.w[f.i0:f.i1][core]
+    return float(np.sqrt(np.mean(np.sum(dev * dev, axis=1))))
+
+
+def _refit_start(rec, f, w0, inertia, drag_model, drag):
+    """The flight's initial rate fitted alone, the shared parameters held."""
+    used = ~rec.saturated[f.i0:f.i1]
+    measured = rec.w[f.i0:f.i1]
+
+    def residuals(w_start):
+        return (_flight_model(rec, f, w_start, inertia, drag_model, drag) - measured)[used].ravel()
+
+    return least_squares(residuals, np.asarray(w0, dtype=float), method="lm", xtol=1e-10, ftol=1e-10).x
+
+
+def settle_edges(recordings, flights, w0s, inertia, drag_model, drag, windows, cancel):
+    """(flights, initial rates) after moving edges and refitting starts until nothing moves."""
+    for _ in range(EDGE_PASSES):
+        if cancel is not None and cancel():
+            raise FitCancelled()
+        moved, changed = [], False
+        for f, w0 in zip(flights, w0s):
+            rec = recordings[f.recording]
+            model = _flight_model(rec, f, w0, inertia, drag_model, drag)
+            g = fl.refine_edges(rec, f, w0, inertia, drag_model, drag, _core_rms_of(rec, f, model), windows)
+            if rec.t[g.i1 - 1] - rec.t[g.i0] < fl.MIN_FLIGHT_S:
+                changed = True
+                continue
+            if g != f:
+                changed = True
+                start = w0 if g.i0 == f.i0 else simulate_rates([rec.t[g.i0]], rec.t[f.i0], w0, inertia,
+                                                               drag_model, drag)[0]
+                w0 = _refit_start(rec, g, start, inertia, drag_model, drag)
+            moved.append((g, w0))
+        merged = merge(recordings, [g for g, _ in moved])
+        if len(merged) != len(moved):  # two flights grew into one: it starts where the first did
+            firsts = {(g.recording, g.i0): w for g, w in moved}
+            moved = [(g, _refit_start(recordings[g.recording], g, firsts[(g.recording, g.i0)], inertia, drag_model,
+                                      drag)) for g in merged]
+        if not moved:
+            raise ParameterError("recording", ", ".join(r.name for r in recordings),
+                                 f"hold a free flight lasting {fl.MIN_FLIGHT_S:g} s that the fit matches")
+        flights, w0s = [g for g, _ in moved], [w for _, w in moved]
+        if not changed:
+            break
+    return flights, w0s
