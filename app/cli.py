@@ -96,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--outputs", metavar="LIST",
                    help="extra column groups, Exudyn names: AngularVelocity, Rotation, RotationMatrix, "
                         "AngularAcceleration, AngularAccelerationLocal, Position, Velocity, Acceleration, "
-                        "VelocityLocal, AccelerationLocal")
+                        "VelocityLocal, AccelerationLocal; DamperAngularVelocity (a body with a damper)")
     s.add_argument("--point", metavar="X,Y,Z", help="body-fixed point (body frame, m, from the reference point) "
                    "for Position/Velocity/Acceleration outputs")
 
@@ -219,7 +219,7 @@ def cmd_simulate(args) -> int:
     from .physics.integrators import MAX_SAMPLES, simulate
     from .scenario import SolverSpec
 
-    from .simulation.table import POINT_GROUPS, parse_outputs, trajectory_table, write_table
+    from .simulation.table import POINT_GROUPS, check_outputs, parse_outputs, trajectory_table, write_table
 
     out = _check_out(args.out, (".csv", ".npz"))
     outputs = parse_outputs(args.outputs)
@@ -234,6 +234,7 @@ def cmd_simulate(args) -> int:
         if not any(g in outputs for g in POINT_GROUPS):
             raise UsageError(f"--point must come with a point output in --outputs (Position, Velocity, ...), got {args.point!r}")
     sc = _load_scenario(args.scenario)
+    check_outputs(sc, outputs)
     solver = sc.solver
     changes = {k: getattr(args, k) for k in ("integrator", "dt", "duration") if getattr(args, k) is not None}
     if changes:
@@ -302,8 +303,9 @@ def inspect_dict(sc) -> dict:
     body = sc.rigid_body
     moments, axes = body.principal()
     s0 = sc.initial_state
-    L0 = diagnostics.angular_momentum(body, s0.q, s0.w)
-    E0 = float(diagnostics.kinetic_energy(body, s0.v, s0.w) + diagnostics.potential_energy(body, sc.gravity, s0.c))
+    L0 = diagnostics.angular_momentum(body, s0.q, s0.w, s0.s)
+    E0 = float(diagnostics.kinetic_energy(body, s0.v, s0.w, s0.s)
+               + diagnostics.potential_energy(body, sc.gravity, s0.c))
     return {
         "name": sc.name,
         "shape": body.shape,
@@ -316,7 +318,19 @@ def inspect_dict(sc) -> dict:
         "L0": L0.tolist(),
         "E0": E0,
         "flip_period": predicted_flip_period(body, sc.angular_velocity),
+        **_gyrostat_keys(sc),
     }
+
+
+def _gyrostat_keys(sc) -> dict:
+    """``rotor_threshold`` (kg m^2/s) and ``final_energy`` (J, rotational) of a body with a
+    rotor or a damper (null where not defined; see :mod:`app.physics.gyrostat`)."""
+    from .physics import gyrostat
+
+    body, s0 = sc.rigid_body, sc.initial_state
+    torque_free = not sc.applied_loads.has_torque
+    return {"rotor_threshold": gyrostat.rotor_threshold(body, s0.w),
+            "final_energy": gyrostat.final_energy(body, s0.w, s0.s) if torque_free else None}
 
 
 def cmd_inspect(args) -> int:
@@ -341,6 +355,10 @@ def cmd_inspect(args) -> int:
     print(f"  E0                 {info['E0']:.9g} J")
     fp = info["flip_period"]
     print(f"  flip period        {'none (no flip)' if fp is None else f'{fp:.9g} s'}")
+    if info["rotor_threshold"] is not None:
+        print(f"  rotor threshold    {info['rotor_threshold']:.9g} kg m^2/s (h along the spin above it: stable)")
+    if info["final_energy"] is not None:
+        print(f"  final energy       {info['final_energy']:.9g} J (rotational, once the damper has settled)")
     return EXIT_OK
 
 

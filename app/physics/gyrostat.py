@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import quaternion as quat
-from .body import Body, has_intermediate_axis
+from .body import EQUAL_MOMENTS, Body, has_intermediate_axis
 from .diagnostics import angular_momentum_body
 
 #: a rotor axis counts as along principal axis k when |a . e_k| is within this of 1
@@ -99,16 +99,20 @@ def final_energy(body: Body, w_body, s_body=None) -> float | None:
 
 
 def axis_to_momentum_angle(body: Body, q, L_world, k: int) -> np.ndarray:
-    """Angle (rad, in [0, pi/2]) between the line of principal axis ``k`` (0 minor, 2 major)
-    and the world angular momentum ``L_world``, at orientations ``q`` (batch-friendly).
+    """Angle (rad, in [0, pi/2]) between the world angular momentum ``L_world`` and the
+    principal axis ``k`` (0 minor, 2 major) at orientations ``q`` (batch-friendly).
 
-    With k = 2 it is the nutation angle of the major-axis rule: it falls to zero as a damped
-    body settles into a flat spin about its major axis; with k = 0 it is the classic
-    nutation angle of a long satellite spun about its long axis, which grows to 90 degrees.
+    Where that axis's moment is shared (a symmetric body's two equal moments) the angle is
+    to the plane of the equal axes, so it is well defined for a cylinder too. With k = 2 it
+    is the nutation angle of the major-axis rule: it falls to zero as a damped body settles
+    into a flat spin about its major axis; with k = 0 it is the classic nutation angle of a
+    long satellite spun about its long axis, which grows to 90 degrees as it does.
     """
-    _, axes = body.principal()
-    e = quat.rotate(q, np.broadcast_to(axes[:, k], np.shape(q)[:-1] + (3,)))
+    moments, axes = body.principal()
+    same = np.abs(moments - moments[k]) <= EQUAL_MOMENTS * moments[-1]
     L = np.asarray(L_world, dtype=float)
     n = np.linalg.norm(L, axis=-1)
-    cos = np.abs(np.sum(e * L, axis=-1)) / np.where(n > 0, n, 1.0)
+    L_body = quat.rotate_inverse(q, L) / np.where(n > 0, n, 1.0)[..., None]
+    along = L_body @ axes[:, same]  # components on the axes that share the moment
+    cos = np.sqrt(np.sum(along * along, axis=-1))
     return np.arccos(np.clip(cos, 0.0, 1.0))
