@@ -82,10 +82,11 @@ class Rotor:
             raise ParameterError("axis", self.axis, "be a 3-vector (body frame)")
         if not np.all(np.isfinite(a)):
             raise ParameterError("axis", self.axis, "be finite")
-        n = float(np.linalg.norm(a))
-        if not n > 0 or not np.isfinite(n):
+        big = float(np.max(np.abs(a)))
+        if big == 0:
             raise ParameterError("axis", self.axis, "be a non-zero direction (body frame)")
-        a = a / n
+        a = a / big  # scaled first: the norm of 1e200-sized entries would overflow
+        a = a / np.linalg.norm(a)
         a.setflags(write=False)
         object.__setattr__(self, "axis", a)
         object.__setattr__(self, "momentum", _finite_number("momentum", self.momentum))
