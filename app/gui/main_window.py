@@ -53,6 +53,7 @@ from ..simulation.table import trajectory_table, write_table
 from ..simulation.worker import RECORD_INTERVAL_S
 from . import settings as keys
 from .ghost import ExactGhost
+from .gyro_editor import PartsStatus
 from .panel import ParameterPanel
 from .plots import DEFAULT_WINDOW, MAX_POINTS, WINDOWS, PlotsPanel
 from .theme import ERROR_TEXT, MUTED_TEXT, configure_pyqtgraph
@@ -372,6 +373,8 @@ class MainWindow(QMainWindow):
             label.setToolTip(tip)
             sb.addPermanentWidget(label)
             self.status_labels[name] = label
+        self.parts_status = PartsStatus()  # a damper's nutation and energy, a rotor's wander
+        sb.addPermanentWidget(self.parts_status)
         self.error_label = QLabel()
         self.error_label.setStyleSheet(f"color: {ERROR_TEXT};")
         sb.addWidget(self.error_label, 1)
@@ -619,6 +622,7 @@ class MainWindow(QMainWindow):
         lab["flips"].setText(f"flips {snap.flips}")
         period = snap.predicted_flip_period
         lab["period"].setText("predicted flip period " + ("—" if period is None else f"{period:.3f} s"))
+        self.parts_status.refresh(snap)
         self.play_action.setText("Pause" if snap.running else "Play")
         muted = f"color: {MUTED_TEXT};"
         lab["rtf"].setStyleSheet("" if snap.running else muted)

@@ -38,6 +38,7 @@ from ..scenario import SHAPES, BodySpec, LoadSpec, Scenario, SolverSpec, load, p
 from ..scenario.schema import MAX_MAGNITUDE
 from ..simulation import check_runnable
 from ..scene.style import AXIS_HEX
+from .gyro_editor import GyroEditor
 
 #: labels of the size entries of each shape (all in metres)
 SIZE_LABELS = {
@@ -209,6 +210,10 @@ class ParameterPanel(QWidget):
         self.moments.setTextFormat(Qt.RichText)
         self.moments.setWordWrap(True)
         form.addRow(self.moments)
+        self.gyro = GyroEditor(self._field)  # damper and rotor (app/gui/gyro_editor.py)
+        self.gyro.edited.connect(self._edited)
+        self.gyro.apply_requested.connect(self.apply)
+        form.addRow(self.gyro)
         self._layout.addWidget(box)
 
     def _build_spin(self) -> None:
@@ -363,6 +368,7 @@ class ParameterPanel(QWidget):
             else:  # custom and mesh bodies: show their tensor (edits switch a mesh to custom)
                 self._fill_inertia(sc.rigid_body.inertia)
             self.allow_unphysical.setChecked(bool(sc.body.allow_unphysical))
+            self.gyro.set_scenario(sc)
             for f, v in zip(self.omega, sc.angular_velocity):
                 f.set_value(v)
             for f, v in zip(self.velocity, sc.velocity):
@@ -614,7 +620,7 @@ class ParameterPanel(QWidget):
     def build(self) -> Scenario:
         """The scenario the fields describe; raises :class:`ParameterError` naming the field."""
         base = self._scenario or Scenario()
-        body = self._body_from_fields()
+        body = self.gyro.apply_to(self._body_from_fields())
         body.build()
         omega = tuple(f.value() for f in self.omega)
         velocity = tuple(f.value() for f in self.velocity)
@@ -623,7 +629,8 @@ class ParameterPanel(QWidget):
                             base.solver.rtol, base.solver.atol)
         solver.validate()
         sc = base.replace(body=body, angular_velocity=omega, velocity=velocity, gravity=gravity,
-                          loads=self._loads_from_table(), solver=solver)
+                          loads=self._loads_from_table(), solver=solver,
+                          damper_angular_velocity=self.gyro.damper_rate(base, body))
         check_runnable(sc)
         return sc
 
