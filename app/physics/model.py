@@ -36,12 +36,6 @@ class Model:
     def has_damper(self) -> bool:
         return self.body.damper is not None
 
-    def row_width(self, integrator: str) -> int:
-        """Numbers in one kernel row for ``integrator``: 13, 23 for ``rotmat-euler``, and 3
-        more (at the end) for a body with a damper."""
-        base = kernels.ROTMAT_ROW_WIDTH if integrator == "rotmat-euler" else kernels.ROW_WIDTH
-        return base + (kernels.DAMPER_WIDTH if self.has_damper else 0)
-
     def to_rows(self, c, v, q, w, width: int = 13, s=None) -> np.ndarray:
         """Pack user-frame arrays (batch or single) into (N, width) principal-frame rows.
 
@@ -51,17 +45,16 @@ class Model:
         """
         c, v, q, w = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (c, v, q, w))
         extra = kernels.DAMPER_WIDTH if self.has_damper else 0
-        base = width
-        rows = np.zeros((c.shape[0], base + extra))
+        rows = np.zeros((c.shape[0], width + extra))
         rows[:, 0:3] = c
         rows[:, 3:6] = v
         rows[:, 6:10] = quat.multiply(q, self.q_axes)
         rows[:, 10:13] = w @ self.axes  # R_P^T w for each row
-        if base > 13:
+        if width > 13:
             rows[:, 13:22] = quat.to_matrix(rows[:, 6:10]).reshape(-1, 9)
         if extra:
             s = w if s is None else np.atleast_2d(np.asarray(s, dtype=float))
-            rows[:, base:] = s @ self.axes
+            rows[:, width:] = s @ self.axes
         return rows
 
     def damper_from_rows(self, rows: np.ndarray) -> np.ndarray | None:

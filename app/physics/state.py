@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,9 +40,7 @@ class State:
 
     def replace(self, **changes) -> "State":
         """A copy with some fields changed (the damper's ``s`` is kept unless changed)."""
-        fields = {"t": self.t, "c": self.c, "v": self.v, "q": self.q, "w": self.w, "s": self.s}
-        fields.update(changes)
-        return State(**fields)
+        return dataclasses.replace(self, **changes)
 
     @property
     def batch_shape(self) -> tuple:
