@@ -88,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--outputs", metavar="LIST",
                    help="extra column groups, Exudyn names: AngularVelocity, Rotation, RotationMatrix, "
                         "AngularAcceleration, AngularAccelerationLocal, Position, Velocity, Acceleration, "
-                        "VelocityLocal, AccelerationLocal")
+                        "VelocityLocal, AccelerationLocal; DamperAngularVelocity (a body with a damper)")
     s.add_argument("--point", metavar="X,Y,Z", help="body-fixed point (body frame, m, from the reference point) "
                    "for Position/Velocity/Acceleration outputs")
 
@@ -180,7 +180,7 @@ def cmd_simulate(args) -> int:
     from .physics.analysis import predicted_flip_period
     from .physics.errors import ParameterError
     from .physics.integrators import check_run_size, simulate
-    from .simulation.table import POINT_GROUPS, check_finite, parse_outputs, trajectory_table, write_table
+    from .simulation.table import POINT_GROUPS, check_finite, check_outputs, parse_outputs, trajectory_table, write_table
 
     out = check_out(args.out, (".csv", ".npz"))
     outputs = parse_outputs(args.outputs)
@@ -191,6 +191,7 @@ def cmd_simulate(args) -> int:
             raise ParameterError("--point", args.point,
                                  "come with a point output in --outputs (Position, Velocity, ...)")
     sc = with_solver_flags(_load_scenario(args.scenario), args)
+    check_outputs(sc, outputs)
     solver = sc.solver
     if args.sample is not None and args.sample > solver.duration:
         raise ParameterError("--sample", args.sample, f"be <= the duration ({solver.duration:g} s)")
@@ -257,8 +258,9 @@ def inspect_dict(sc) -> dict:
     body = sc.rigid_body
     moments, axes = body.principal()
     s0 = sc.initial_state
-    L0 = diagnostics.angular_momentum(body, s0.q, s0.w)
-    E0 = float(diagnostics.kinetic_energy(body, s0.v, s0.w) + diagnostics.potential_energy(body, sc.gravity, s0.c))
+    L0 = diagnostics.angular_momentum(body, s0.q, s0.w, s0.s)
+    E0 = float(diagnostics.kinetic_energy(body, s0.v, s0.w, s0.s)
+               + diagnostics.potential_energy(body, sc.gravity, s0.c))
     return {
         "name": sc.name,
         "shape": body.shape,
@@ -273,7 +275,19 @@ def inspect_dict(sc) -> dict:
         "E0": E0,
         "flip_period": predicted_flip_period(body, sc.angular_velocity),
         **theory.predict(body, sc.angular_velocity, sc.applied_loads).as_dict(),
+        **_gyrostat_keys(sc),
     }
+
+
+def _gyrostat_keys(sc) -> dict:
+    """``rotor_threshold`` (kg m^2/s) and ``final_energy`` (J, rotational) of a body with a
+    rotor or a damper (null where not defined; see :mod:`app.physics.gyrostat`)."""
+    from .physics import gyrostat
+
+    body, s0 = sc.rigid_body, sc.initial_state
+    torque_free = not sc.applied_loads.has_torque
+    return {"rotor_threshold": gyrostat.rotor_threshold(body, s0.w),
+            "final_energy": gyrostat.final_energy(body, s0.w, s0.s) if torque_free else None}
 
 
 def cmd_inspect(args) -> int:
@@ -305,6 +319,10 @@ def cmd_inspect(args) -> int:
                              ("montgomery_phase", "Montgomery phase", "rad (turn about L per polhode period)")):
         value = info[key]
         print(f"  {label:<18} {'none' if value is None else f'{value:.9g} {unit}'}")
+    if info["rotor_threshold"] is not None:
+        print(f"  rotor threshold    {info['rotor_threshold']:.9g} kg m^2/s (h along the spin above it: stable)")
+    if info["final_energy"] is not None:
+        print(f"  final energy       {info['final_energy']:.9g} J (rotational, once the damper has settled)")
     return EXIT_OK
 
 
@@ -539,13 +557,13 @@ def add_fit_parsers(sub) -> None:
                    help="the drag torque per sensor axis: none, linear -c w, quadratic -c |w| w (default)")
     f.add_argument("--axes", default="sensor", metavar="sensor|fit",
                    help="sensor: the principal axes are the sensor's (default); fit: a small rotation between them")
-    f.add_argument("--inertia-scale", type=_positive("--inertia-scale"), default=1.0, metavar="KGM2",
+    f.add_argument("--inertia-scale", type=positive("--inertia-scale"), default=1.0, metavar="KGM2",
                    help="the largest principal moment (kg m^2, default 1): scales the inertia and drag reported")
     f.add_argument("--json", action="store_true", help="print one JSON object")
     f.add_argument("--out", metavar="FIT.toml", help="a scenario that replays the first flight")
     f.add_argument("--plot", metavar="FIT.png", help="measured rates over the fitted curves, per flight")
     b = sub.add_parser("fit-bench", help="the throw fit's figures on synthetic recordings: recovery, speed, prediction")
-    b.add_argument("--seed", type=_whole("--seed", 0, 2**31 - 1), default=2026, help="random seed (default 2026)")
+    b.add_argument("--seed", type=whole("--seed", 0, 2**31 - 1), default=2026, help="random seed (default 2026)")
     b.add_argument("--json", action="store_true", help="print the figures as one JSON object")
 
 
@@ -553,8 +571,8 @@ def cmd_fit(args) -> int:
     from .throws.fit import fit_paths
     from .throws.report import flight_scenario, summary, write_plot
 
-    out = _check_out(args.out, (".toml",)) if args.out else None
-    plot = _check_out(args.plot, (".png",), "--plot") if args.plot else None
+    out = check_out(args.out, (".toml",)) if args.out else None
+    plot = check_out(args.plot, (".png",), "--plot") if args.plot else None
     bar = ProgressBar("fit")
     _, result = fit_paths(args.recordings, args.flights, args.drag, args.axes,
                           progress=lambda fraction, note: bar(fraction, note))

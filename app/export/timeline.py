@@ -44,6 +44,7 @@ class Timeline:
     L_norm_drift: np.ndarray
     frame_index: np.ndarray
     flips: np.ndarray
+    s: np.ndarray | None = None  # a damper sphere's rate (body frame), None without one
 
     @property
     def first(self) -> int:
@@ -52,7 +53,8 @@ class Timeline:
     def frames(self) -> Trajectory:
         """The samples of the frames only, as a trajectory (one row per frame)."""
         k = self.frame_index
-        return Trajectory(self.t[k], self.c[k], self.v[k], self.q[k], self.w[k])
+        return Trajectory(self.t[k], self.c[k], self.v[k], self.q[k], self.w[k],
+                          s=None if self.s is None else self.s[k])
 
     def flip_count(self, k: int) -> int:
         """Flips completed up to sample ``k`` (inclusive)."""
@@ -97,15 +99,19 @@ def simulate_timeline(scenario, plan) -> Timeline:
             raise RuntimeError(f"export sampling: {len(during.t)} samples, expected {expected}")
         pieces.append(during)
     elif not pieces:
-        pieces.append(Trajectory(np.array([state.t]), state.c[None], state.v[None], state.q[None], state.w[None]))
+        pieces.append(Trajectory(np.array([state.t]), state.c[None], state.v[None], state.q[None], state.w[None],
+                                 s=None if state.s is None else state.s[None]))
     # join the pieces; each after the first repeats the previous one's last sample
-    parts = [pieces[0]] + [Trajectory(p.t[1:], p.c[1:], p.v[1:], p.q[1:], p.w[1:]) for p in pieces[1:]]
-    traj = Trajectory(*(np.concatenate([getattr(p, f) for p in parts]) for f in ("t", "c", "v", "q", "w")))
+    parts = [pieces[0]] + [p.select(slice(1, None)) for p in pieces[1:]]
+    joined = {f: np.concatenate([getattr(p, f) for p in parts]) for f in ("t", "c", "v", "q", "w")}
+    if parts[0].s is not None:
+        joined["s"] = np.concatenate([p.s for p in parts])
+    traj = Trajectory(**joined)
     body = scenario.rigid_body
     d = diagnostics.diagnose(body, scenario.gravity, traj)
     frame_index = first + k * np.arange(plan.n_frames)
     return Timeline(
-        t=traj.t, c=traj.c, v=traj.v, q=traj.q, w=traj.w, L=d.L,
+        t=traj.t, c=traj.c, v=traj.v, q=traj.q, w=traj.w, L=d.L, s=traj.s,
         E_drift=diagnostics.relative_drift(d.E),
         L_norm_drift=diagnostics.relative_drift(np.linalg.norm(d.L, axis=-1)),
         frame_index=frame_index,

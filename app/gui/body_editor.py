@@ -166,6 +166,10 @@ class BodyEditor(QGroupBox):
         self.moments.setWordWrap(True)
         form.addRow(self.moments)
 
+    def add_row(self, widget: QWidget) -> None:
+        """Host another editor's widget across the box's last row (the damper and rotor)."""
+        self._form.addRow(widget)
+
     def _build_mesh_rows(self, form: _Rows) -> None:
         self.mesh_label = hint("")
         form.addRow(self.mesh_label)

@@ -27,8 +27,6 @@ from PyQt5.QtCore import QByteArray, Qt, QTimer, pyqtSignal
 from PyQt5.QtWidgets import (
     QCheckBox,
     QComboBox,
-    QHBoxLayout,
-    QFileDialog,
     QLabel,
     QLineEdit,
     QMainWindow,

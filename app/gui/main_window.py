@@ -23,8 +23,6 @@ from PyQt5.QtWidgets import (
     QApplication,
     QCheckBox,
     QDockWidget,
-    QHBoxLayout,
-    QFileDialog,
     QLabel,
     QMainWindow,
     QMessageBox,
@@ -47,6 +45,7 @@ from . import settings as keys
 from .describe import period_text
 from .file_dialogs import file_stem, open_path, save_path
 from .ghost import ExactGhost
+from .gyro_editor import PartsStatus
 from .panel import ParameterPanel
 from .plots import DEFAULT_WINDOW, MAX_POINTS, PlotsBox, PlotsPanel
 from .heap import return_large_blocks
@@ -54,7 +53,6 @@ from .theme import configure_pyqtgraph
 from .window_parts import (CameraFitter, RepeatToggle, SpeedControl, add_action, add_status_labels, legend_html,
                            overlay_label, same_start, save_window_png, show_run_state)
 from .theory_panel import TheoryPanel
-from .theme import MUTED_TEXT, ERROR_TEXT
 
 #: display frame timer period (ms): ~60 Hz requested; the scene renders only on news
 FRAME_INTERVAL_MS = 16
@@ -323,6 +321,8 @@ class MainWindow(QMainWindow):
             ("fps", "scene frames drawn per second"), ("steps", "integrator steps per second"),
             ("flips", "reversals of the intermediate-axis component of ω"),
             ("period", "closed-form time between flips")))
+        self.parts_status = PartsStatus()  # a damper's nutation and energy, a rotor's wander
+        self.statusBar().addPermanentWidget(self.parts_status)
 
     def _restore(self, stored) -> None:
         geometry = stored.value(keys.GEOMETRY, QByteArray(), type=QByteArray)
@@ -569,6 +569,7 @@ class MainWindow(QMainWindow):
         lab["flips"].setText(f"flips {snap.flips}")
         period = snap.predicted_flip_period
         lab["period"].setText("predicted flip period " + period_text(period))
+        self.parts_status.refresh(snap)
         self.play_action.setText("Pause" if snap.running else "Play")
         self.theory.refresh(snap, self.worker.history_since)
 

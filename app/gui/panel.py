@@ -36,6 +36,7 @@ from ..simulation import check_runnable
 from .body_editor import BodyEditor
 from .describe import axis_names, spin_of, spin_summary
 from .fields import NumberField, WheelGuard, fmt, hint, vector_row
+from .gyro_editor import GyroEditor
 
 #: added to the name of a scenario the panel changed
 EDITED = "(edited)"
@@ -130,6 +131,10 @@ class ParameterPanel(QWidget):
         for name in ("shape", "mass", "size_fields", "inertia_fields", "mesh_label", "moments"):
             setattr(self, name, getattr(self.body_editor, name))
         self._layout.addWidget(self.body_editor)
+        self.gyro = GyroEditor(self._field)  # damper and rotor (app/gui/gyro_editor.py)
+        self.gyro.edited.connect(self._edited)
+        self.gyro.apply_requested.connect(self.apply)
+        self.body_editor.add_row(self.gyro)
 
     def _build_spin(self) -> None:
         box = QGroupBox("Initial angular velocity ω (body frame)")
@@ -289,6 +294,7 @@ class ParameterPanel(QWidget):
             name, prose = html.escape(sc.name, quote=False), html.escape(prose, quote=False)
             self.description.setText((f"<b>{name}</b>: {prose}" if prose else f"<b>{name}</b>")
                                      + "<br>" + html.escape(spin_summary(sc), quote=False))
+            self.gyro.set_scenario(sc)
             for f, v in zip(self.omega, sc.angular_velocity):
                 f.set_value(v)
             for f, v in zip(self.velocity, sc.velocity):
@@ -490,7 +496,7 @@ class ParameterPanel(QWidget):
     def build(self) -> Scenario:
         """The scenario the fields describe; raises :class:`ParameterError` naming the field."""
         base = self._scenario or Scenario()
-        body = self.body_editor.spec()
+        body = self.gyro.apply_to(self.body_editor.spec())
         body.build()
         omega = tuple(f.value() for f in self.omega)
         velocity = tuple(f.value() for f in self.velocity)
@@ -499,7 +505,8 @@ class ParameterPanel(QWidget):
                             base.solver.rtol, base.solver.atol)
         solver.validate()
         sc = base.replace(body=body, angular_velocity=omega, velocity=velocity, gravity=gravity,
-                          loads=self._loads_from_table(), solver=solver)
+                          loads=self._loads_from_table(), solver=solver,
+                          damper_angular_velocity=self.gyro.damper_rate(base, body))
         check_runnable(sc)
         return sc
 

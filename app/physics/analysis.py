@@ -18,8 +18,12 @@ def _principal_omega(body: Body, w_body) -> tuple[np.ndarray, np.ndarray]:
 
 def flips(body: Body, w_body) -> bool:
     """True if the torque-free motion from ``w_body`` turns the body over: the intermediate
-    axis comes within 45 degrees of L (:func:`.diagnostics.intermediate_peak_share`)."""
+    axis comes within 45 degrees of L (:func:`.diagnostics.intermediate_peak_share`).
+    False for a body with a damper or a rotor: the free body's closed forms do not apply."""
     from .diagnostics import FLIP_SHARE, intermediate_peak_share
+
+    if not body.is_rigid:
+        return False
 
     share = intermediate_peak_share(body, np.asarray(w_body, dtype=float))
     return bool(np.isfinite(share) and share > FLIP_SHARE)

@@ -1,7 +1,10 @@
-"""Rigid bodies: mass and inertia tensor about the centre of mass, with shape constructors.
+"""Rigid bodies: mass and inertia about the centre of mass, shape constructors, and the
+internal parts a body may carry (a spherical viscous damper, a rotor of constant momentum).
 
 Inertia formulas: standard solid-body results (e.g. Goldstein, *Classical Mechanics*, and
 the parallel-axis theorem); Exudyn's 6-vector order ``[Jxx, Jyy, Jzz, Jyz, Jxz, Jxy]``.
+The damper and the rotor: Hughes, *Spacecraft Attitude Dynamics* (Wiley 1986), the chapters
+on internal energy dissipation and on multi-spin vehicles (see :mod:`.gyrostat`).
 """
 
 from __future__ import annotations
@@ -14,6 +17,84 @@ from .errors import ParameterError
 
 #: relative slack allowed on symmetry and on the triangle inequality (round-off of inputs)
 RELATIVE_SLACK = 1e-9
+
+
+def _finite_number(name: str, value) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(name, value, "be a number") from None
+    if isinstance(value, bool) or not np.isfinite(x):
+        raise ParameterError(name, value, "be a finite number")
+    return x
+
+
+@dataclass(frozen=True)
+class Damper:
+    """A spherical viscous damper: a sphere of ``inertia`` J (kg m^2, about any axis) free
+    to turn in a spherical cavity at the centre of mass, coupled to the body by a viscous
+    torque ``coefficient`` c (N m s) times their relative rate.
+
+    With w the body's and s the sphere's absolute angular velocity, both in the body frame,
+    and I the body's inertia WITHOUT the sphere (Hughes, internal energy dissipation)::
+
+        I w' + w x I w = c (s - w) + applied torque
+        J s' + w x J s = -c (s - w)
+
+    The total angular momentum R (I w + J s) is conserved by these equations; the energy
+    1/2 w.I w + 1/2 J |s|^2 falls at the rate c |s - w|^2.
+    """
+
+    inertia: float
+    coefficient: float
+
+    def __post_init__(self):
+        j = _finite_number("inertia", self.inertia)
+        c = _finite_number("coefficient", self.coefficient)
+        if j <= 0:
+            raise ParameterError("inertia", self.inertia, "be > 0 (kg m^2, the sphere's moment)")
+        if c < 0:
+            raise ParameterError("coefficient", self.coefficient, "be >= 0 (N m s; a damper only takes energy away)")
+        object.__setattr__(self, "inertia", j)
+        object.__setattr__(self, "coefficient", c)
+
+
+@dataclass(frozen=True)
+class Rotor:
+    """A wheel spinning at a constant rate relative to the body: a gyrostat.
+
+    ``axis`` is a body-frame direction, normalised here (any non-zero length is accepted,
+    a zero or non-finite one refused); ``momentum`` h (kg m^2/s, signed along the axis) is
+    the wheel's angular momentum relative to the body, held constant by its motor. The
+    body's inertia I includes the wheel's mass (Hughes, multi-spin vehicles)::
+
+        I w' + w x (I w + h a) = applied torque
+
+    The angular momentum is R (I w + h a); 1/2 w.I w is conserved without applied torque.
+    """
+
+    axis: np.ndarray
+    momentum: float
+
+    def __post_init__(self):
+        a = np.array(self.axis, dtype=float) if not isinstance(self.axis, str) else np.full(3, np.nan)
+        if a.shape != (3,):
+            raise ParameterError("axis", self.axis, "be a 3-vector (body frame)")
+        if not np.all(np.isfinite(a)):
+            raise ParameterError("axis", self.axis, "be finite")
+        big = float(np.max(np.abs(a)))
+        if big == 0:
+            raise ParameterError("axis", self.axis, "be a non-zero direction (body frame)")
+        a = a / big  # scaled first: the norm of 1e200-sized entries would overflow
+        a = a / np.linalg.norm(a)
+        a.setflags(write=False)
+        object.__setattr__(self, "axis", a)
+        object.__setattr__(self, "momentum", _finite_number("momentum", self.momentum))
+
+    @property
+    def vector(self) -> np.ndarray:
+        """h a, the wheel's relative angular momentum in the body frame (kg m^2/s)."""
+        return self.momentum * self.axis
 
 
 @dataclass(frozen=True)
@@ -29,6 +110,9 @@ class Body:
     in body coordinates (the file's axes, origin moved to the centre of mass) and
     ``mesh_faces`` (F, 3) vertex indices, counter-clockwise seen from outside. Both are
     None for the analytic shapes.
+
+    ``damper`` (:class:`Damper`) and ``rotor`` (:class:`Rotor`) are internal parts; with
+    either, the body is no longer a free rigid body (the closed forms do not apply).
     """
 
     mass: float
@@ -39,6 +123,8 @@ class Body:
     allow_unphysical: bool = False
     mesh_vertices: np.ndarray | None = field(default=None, repr=False, compare=False)
     mesh_faces: np.ndarray | None = field(default=None, repr=False, compare=False)
+    damper: Damper | None = None
+    rotor: Rotor | None = None
 
     def __post_init__(self):
         inertia = np.array(self.inertia, dtype=float)
@@ -59,6 +145,15 @@ class Body:
             faces.setflags(write=False)
             object.__setattr__(self, "mesh_vertices", vertices)
             object.__setattr__(self, "mesh_faces", faces)
+        if self.damper is not None and not isinstance(self.damper, Damper):
+            raise ParameterError("damper", self.damper, "be a Damper")
+        if self.rotor is not None and not isinstance(self.rotor, Rotor):
+            raise ParameterError("rotor", self.rotor, "be a Rotor")
+
+    @property
+    def is_rigid(self) -> bool:
+        """True for a plain rigid body: no damper, no rotor."""
+        return self.damper is None and self.rotor is None
 
     def principal(self) -> tuple[np.ndarray, np.ndarray]:
         """Principal moments (ascending) and axes (columns, body frame, right-handed)."""

@@ -1,7 +1,10 @@
 """Diagnostics of a trajectory: momenta, energies, their drifts, and the flip events.
 
 Definitions follow the package conventions: p = m v, L = R(q) I w (world, about the
-centre of mass), T = 1/2 m |v|^2 + 1/2 w.I w, V = -m g.c, E = T + V.
+centre of mass), T = 1/2 m |v|^2 + 1/2 w.I w, V = -m g.c, E = T + V. A body's internal parts
+enter here and nowhere else: a damper (sphere rate s, inertia J) adds J s to L and
+1/2 J |s|^2 to T; a rotor adds h a to L (the wheel's own energy is left out of T: see
+:func:`rotational_energy`).
 """
 
 from __future__ import annotations
@@ -19,22 +22,53 @@ def momentum(body: Body, v: np.ndarray) -> np.ndarray:
     return body.mass * np.asarray(v)
 
 
-def angular_momentum(body: Body, q: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """World-frame angular momentum about the centre of mass, L = R(q) I w."""
-    return quat.rotate(q, np.asarray(w) @ body.inertia.T)
+def _damper_rate(body: Body, w: np.ndarray, s) -> np.ndarray | None:
+    """The damper sphere's rate: ``s``, or ``w`` (turning with the body) when not given."""
+    if body.damper is None:
+        return None
+    return np.asarray(w, dtype=float) if s is None else np.asarray(s, dtype=float)
 
 
-def kinetic_energy(body: Body, v: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """T = 1/2 m |v|^2 + 1/2 w . I w."""
+def angular_momentum_body(body: Body, w: np.ndarray, s=None) -> np.ndarray:
+    """Body-frame total angular momentum I w (+ J s of a damper, + h a of a rotor)."""
+    w = np.asarray(w, dtype=float)
+    m = w @ body.inertia.T
+    sphere = _damper_rate(body, w, s)
+    if sphere is not None:
+        m = m + body.damper.inertia * sphere
+    if body.rotor is not None:
+        m = m + body.rotor.vector
+    return m
+
+
+def angular_momentum(body: Body, q: np.ndarray, w: np.ndarray, s=None) -> np.ndarray:
+    """World-frame total angular momentum about the centre of mass, L = R(q) (I w + J s + h a)
+    (the damper's and the rotor's terms only for a body that has them; ``s`` is the damper
+    sphere's rate, body frame, w when None)."""
+    return quat.rotate(q, angular_momentum_body(body, w, s))
+
+
+def kinetic_energy(body: Body, v: np.ndarray, w: np.ndarray, s=None) -> np.ndarray:
+    """T = 1/2 m |v|^2 + :func:`rotational_energy`."""
     v = np.asarray(v)
-    w = np.asarray(w)
-    return 0.5 * body.mass * np.sum(v * v, axis=-1) + 0.5 * np.sum(w * (w @ body.inertia.T), axis=-1)
+    return 0.5 * body.mass * np.sum(v * v, axis=-1) + rotational_energy(body, w, s)
 
 
-def rotational_energy(body: Body, w: np.ndarray) -> np.ndarray:
-    """1/2 w . I w (the part the flip exchanges between axes, but conserves)."""
-    w = np.asarray(w)
-    return 0.5 * np.sum(w * (w @ body.inertia.T), axis=-1)
+def rotational_energy(body: Body, w: np.ndarray, s=None) -> np.ndarray:
+    """1/2 w . I w (the part the flip exchanges between axes, but conserves), plus a damper
+    sphere's 1/2 J |s|^2 (``s`` body frame, w when None).
+
+    A rotor's wheel adds h (w.a) + h^2 / (2 I_wheel) to the true kinetic energy; that term is
+    left out: with h held constant by the wheel's motor it changes with the motor's work
+    and needs the wheel's inertia, while 1/2 w.I w is the gyrostat's conserved energy
+    (its Hamiltonian; Hughes, *Spacecraft Attitude Dynamics*, multi-spin vehicles).
+    """
+    w = np.asarray(w, dtype=float)
+    energy = 0.5 * np.sum(w * (w @ body.inertia.T), axis=-1)
+    sphere = _damper_rate(body, w, s)
+    if sphere is not None:
+        energy = energy + 0.5 * body.damper.inertia * np.sum(sphere * sphere, axis=-1)
+    return energy
 
 
 def potential_energy(body: Body, gravity: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -84,9 +118,10 @@ class Diagnostics:
 
 def diagnose(body: Body, gravity, traj) -> Diagnostics:
     """All the derived series of a :class:`~app.physics.state.Trajectory`."""
-    T = kinetic_energy(body, traj.v, traj.w)
+    s = getattr(traj, "s", None)
+    T = kinetic_energy(body, traj.v, traj.w, s)
     V = potential_energy(body, gravity, traj.c)
-    return Diagnostics(traj.t, momentum(body, traj.v), angular_momentum(body, traj.q, traj.w), T, V, T + V)
+    return Diagnostics(traj.t, momentum(body, traj.v), angular_momentum(body, traj.q, traj.w, s), T, V, T + V)
 
 
 def intermediate_component(body: Body, w: np.ndarray) -> np.ndarray:
@@ -146,16 +181,22 @@ def flip_times(body: Body, t: np.ndarray, w: np.ndarray) -> np.ndarray:
     return t[idx] + frac * (t[idx + 1] - t[idx])
 
 
-def angular_acceleration_body(body: Body, loads, q: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Body-frame angular acceleration from Euler's equations, I^-1 (tau - w x I w).
+def angular_acceleration_body(body: Body, loads, q: np.ndarray, w: np.ndarray, s=None) -> np.ndarray:
+    """Body-frame angular acceleration from Euler's equations, I^-1 (tau - w x (I w + h a)
+    + c (s - w)) (a rotor's and a damper's terms only for a body that has them).
 
     ``loads`` is a :class:`~app.physics.loads.Loads` (or None for torque-free); its drags
-    act at ``w``.
+    act at ``w``; ``s`` is the damper sphere's rate (body frame, w when None).
     """
     w = np.asarray(w, dtype=float)
-    Iw = w @ body.inertia.T
+    m = w @ body.inertia.T
+    if body.rotor is not None:
+        m = m + body.rotor.vector
     tau = np.zeros_like(w) if loads is None else loads.torque_body(q, w)
-    return (tau - np.cross(w, Iw)) @ np.linalg.inv(body.inertia).T
+    sphere = _damper_rate(body, w, s)
+    if sphere is not None:
+        tau = tau + body.damper.coefficient * (sphere - w)
+    return (tau - np.cross(w, m)) @ np.linalg.inv(body.inertia).T
 
 
 def com_acceleration(body: Body, loads, q: np.ndarray) -> np.ndarray:
@@ -176,7 +217,7 @@ def point_kinematics(body: Body, loads, traj, point_from_com) -> dict:
     """
     r = np.asarray(point_from_com, dtype=float)
     w = np.asarray(traj.w)
-    alpha = angular_acceleration_body(body, loads, traj.q, w)
+    alpha = angular_acceleration_body(body, loads, traj.q, w, getattr(traj, "s", None))
     a_com = com_acceleration(body, loads, traj.q)
     v_loc = quat.rotate_inverse(traj.q, traj.v) + np.cross(w, r)
     a_loc = quat.rotate_inverse(traj.q, a_com) + np.cross(alpha, r) + np.cross(w, np.cross(w, r))

@@ -185,12 +185,34 @@ def validate_tolerances(rtol, atol) -> tuple[float, float]:
     return float(rtol), float(atol)
 
 
+#: methods whose sub-flows are exact free rigid-body rotations: a damper or a rotor breaks them
+SPLITTINGS = ("splitting", "splitting4")
+
+
 def check_exact_applies(model: Model) -> None:
-    """Raise unless the closed form applies (no applied torque or force; gravity is fine)."""
+    """Raise unless the closed form applies (no applied torque or force, no damper or rotor;
+    gravity is fine)."""
     if model.loads.has_torque or model.loads.has_force:
         raise ParameterError(
             "integrator", "exact", "be used only without applied torques or forces (the closed form is torque-free)"
         )
+    if not model.body.is_rigid:
+        raise ParameterError(
+            "integrator", "exact", "be used only for a rigid body without a damper or a rotor (the closed form "
+            "is the free rigid body's)"
+        )
+
+
+def check_integrator_applies(model: Model, integrator: str) -> None:
+    """Raise unless ``integrator`` can step ``model``: ``exact`` as
+    :func:`check_exact_applies`; the splittings refuse a damper or a rotor, whose coupling
+    is not among their exactly solved sub-flows (the other methods all carry both)."""
+    if integrator == "exact":
+        check_exact_applies(model)
+    elif integrator in SPLITTINGS and not model.body.is_rigid:
+        part = "a damper" if model.body.damper is not None else "a rotor"
+        raise ParameterError("integrator", integrator, f"not be a splitting method for a body with {part} "
+                             "(its sub-flows are the free rigid body's; use rk4, lie-rk4 or dop853)")
 
 
 def integrator_options(reorthonormalize: str = DEFAULT_REORTHO, every: int = DEFAULT_REORTHO_EVERY) -> np.ndarray:
@@ -226,8 +248,7 @@ class Propagator:
     def __post_init__(self):
         validate_integrator(self.integrator)
         validate_dt(self.dt)
-        if self.integrator == "exact":
-            check_exact_applies(self.model)
+        check_integrator_applies(self.model, self.integrator)
         self._options = integrator_options(self.reorthonormalize, self.reorthonormalize_every)
         self._last = None  # (state, rows) of the previous call
 
@@ -305,11 +326,11 @@ def _run(model, state0, times, integrator, dt, rtol, atol, progress=None, option
     """(trajectory, final rows) of a run over ``times`` (relative to state0.t)."""
     single = state0.c.ndim == 1
     width = kernels.ROTMAT_ROW_WIDTH if integrator == "rotmat-euler" else kernels.ROW_WIDTH
+    check_integrator_applies(model, integrator)
     if rows0 is None:
-        rows0 = model.to_rows(state0.c, state0.v, state0.q, state0.w, width)
+        rows0 = model.to_rows(state0.c, state0.v, state0.q, state0.w, width, s=state0.s)
     options = integrator_options() if options is None else options
     if integrator == "exact":
-        check_exact_applies(model)
         rows = _run_exact(model, rows0, times)
     elif integrator == "dop853":
         rows = _run_dop853(model, rows0, times, dt, rtol, atol, state0.t)
@@ -317,10 +338,12 @@ def _run(model, state0, times, integrator, dt, rtol, atol, progress=None, option
         rows = _run_fixed(model, rows0, times, integrator, dt, state0.t, progress, options)
     c, v, q, w = model.from_rows(rows)
     matrices = model.matrices_from_rows(rows) if width > kernels.ROW_WIDTH else None
+    s = model.damper_from_rows(rows)
     if single:
         c, v, q, w = c[:, 0], v[:, 0], q[:, 0], w[:, 0]
         matrices = None if matrices is None else matrices[:, 0]
-    return Trajectory(state0.t + times, c, v, q, w, matrices), rows[-1].copy()
+        s = None if s is None else s[:, 0]
+    return Trajectory(state0.t + times, c, v, q, w, matrices, s), rows[-1].copy()
 
 
 #: how many output samples a kernel call covers at most, so that progress can be reported
@@ -392,10 +415,10 @@ class _TooManySteps(Exception):
 def _run_dop853(model, rows0, times, dt, rtol, atol, t0) -> np.ndarray:
     from scipy.integrate import solve_ivp
 
-    n = rows0.shape[0]
+    n, width = rows0.shape
 
     def rhs(_t, y):
-        return kernels.deriv_batch(y.reshape(n, 13), model.params, model.points, model.wforces).ravel()
+        return kernels.deriv_batch(y.reshape(n, width), model.params, model.points, model.wforces).ravel()
 
     steps = [0]
     limit2 = kernels.OMEGA_LIMIT ** 2
@@ -406,7 +429,7 @@ def _run_dop853(model, rows0, times, dt, rtol, atol, t0) -> np.ndarray:
         steps[0] += 1
         if steps[0] > 2 * MAX_STEPS_DOP853:  # its tolerances ask for steps far below dt
             raise _TooManySteps(_t)
-        w = y.reshape(n, 13)[:, 10:13]
+        w = y.reshape(n, width)[:, 10:13]
         margin = limit2 - float(np.max(np.sum(w * w, axis=1)))
         return margin if math.isfinite(margin) else -1.0
 
@@ -427,7 +450,7 @@ def _run_dop853(model, rows0, times, dt, rtol, atol, t0) -> np.ndarray:
     if not sol.success or sol.y.shape[1] != len(times):
         t_fail = t0 + (sol.t[-1] if len(sol.t) else 0.0)
         raise DivergenceError(t_fail, max(1, steps[0] - 1), f"DOP853 failed: {sol.message}")
-    rows = sol.y.T.reshape(len(times), n, 13).copy()
+    rows = sol.y.T.reshape(len(times), n, width).copy()
     rows[..., 6:10] /= np.linalg.norm(rows[..., 6:10], axis=-1, keepdims=True)
     if not np.all(np.isfinite(rows)) or np.max(np.linalg.norm(rows[..., 10:13], axis=-1)) > kernels.OMEGA_LIMIT:
         bad = np.argmax(~np.all(np.isfinite(rows.reshape(len(times), -1)), axis=1) |

@@ -8,7 +8,9 @@ to and from the user's body frame. A state row is 13 numbers::
 (centre of mass and its velocity in the world frame, body-to-world unit quaternion,
 angular velocity in the principal body frame). ``rotmat-euler`` rows carry 10 more
 numbers: the rotation matrix it integrates (row-major, y[13:22]) and the steps since its
-last re-orthonormalisation (y[22]); its quaternion is refreshed from that matrix. ``params`` packs the model::
+last re-orthonormalisation (y[22]); its quaternion is refreshed from that matrix. A body
+with a damper carries the sphere's absolute angular velocity s (principal frame) in the
+LAST three entries of its row: y[13:16], or y[23:26] for ``rotmat-euler``. ``params`` packs the model::
 
     params[0:3]   principal moments I
     params[3]     mass
@@ -21,10 +23,19 @@ last re-orthonormalisation (y[22]); its quaternion is refreshed from that matrix
     params[20]    drag flag: 0 none, 1 linear, 2 quadratic, 3 both
     params[21:30] linear drag matrix D (principal frame, row-major): tau = -D w
     params[30:39] quadratic drag matrix D (principal frame, row-major): tau = -|w| D w
+    params[39]    internal parts flag: 0 none, 1 damper, 2 rotor, 3 both
+    params[40]    damper inertia J (a sphere: the same about every axis)
+    params[41]    damper coefficient c
+    params[42:45] rotor momentum h a (principal frame)
 
 A drag given per axis of the user's body frame, C = diag(c), becomes D = R_P^T C R_P in the
 principal frame (R_P: principal axes as columns in body coordinates), so D is full when the
-body frame is not principal. ``params[20:39]`` are read only when ``params[19]`` is set.
+body frame is not principal. ``params[20:45]`` are read only when ``params[19]`` is set
+(a damper or a rotor sets it too).
+
+A damper adds the torque c (s - w) to the body and gives s' = -w x s - (c / J)(s - w); a
+rotor adds the gyroscopic torque (h a) x w (Hughes, *Spacecraft Attitude Dynamics*, the
+chapters on internal energy dissipation and multi-spin vehicles; see :mod:`.gyrostat`).
 
 ``points``/``wforces`` (k x 3) are world-fixed forces applied at body points: their torque
 ``p x R^T f`` depends on the orientation.
@@ -58,16 +69,25 @@ METHOD_IDS = {
     "rotmat-euler": ROTMAT_EULER,
     "lie-rk4": LIE_RK4,
 }
-#: length of ``params`` and where the drag lives in it (see the module docstring)
-N_PARAMS = 39
+#: length of ``params`` and where the drag and the internal parts live in it (see the
+#: module docstring)
+N_PARAMS = 45
 DRAG_FLAG = 20
 DRAG_LINEAR = 21
 DRAG_QUADRATIC = 30
+PARTS_FLAG = 39
+DAMPER_INERTIA = 40
+DAMPER_COEFFICIENT = 41
+ROTOR_MOMENTUM = 42
 #: drag flag bits
 DRAG_LINEAR_BIT, DRAG_QUADRATIC_BIT = 1, 2
+#: internal parts flag bits
+DAMPER_BIT, ROTOR_BIT = 1, 2
 #: row width of each method: rotmat-euler carries its rotation matrix and a step counter
 ROW_WIDTH = 13
 ROTMAT_ROW_WIDTH = 23
+#: numbers a damper adds at the end of a row (its sphere's angular velocity)
+DAMPER_WIDTH = 3
 #: re-orthonormalisation schemes of rotmat-euler (``options[1]``)
 REORTHO_POLAR, REORTHO_GRAM_SCHMIDT = 0, 1
 #: polar decomposition by Bjorck-Bowie iteration R <- R (3 I - R^T R) / 2: iterations at most
@@ -151,8 +171,34 @@ def _drag(params, w1, w2, w3):
 
 
 @njit(cache=True)
+def _parts(y, params, w1, w2, w3, tau, dy):
+    """Torques of the internal parts on the body (added to ``tau``), and the damper
+    sphere's rate s' into the last three entries of ``dy`` (see the module docstring)."""
+    flag = int(params[PARTS_FLAG])
+    if flag & ROTOR_BIT:
+        k = ROTOR_MOMENTUM
+        h1, h2, h3 = params[k], params[k + 1], params[k + 2]
+        tau[0] += h2 * w3 - h3 * w2  # (h a) x w = -w x (h a)
+        tau[1] += h3 * w1 - h1 * w3
+        tau[2] += h1 * w2 - h2 * w1
+    if flag & DAMPER_BIT:
+        n = y.shape[0] - DAMPER_WIDTH
+        s1, s2, s3 = y[n], y[n + 1], y[n + 2]
+        c = params[DAMPER_COEFFICIENT]
+        r1, r2, r3 = c * (s1 - w1), c * (s2 - w2), c * (s3 - w3)
+        tau[0] += r1
+        tau[1] += r2
+        tau[2] += r3
+        inv_j = 1.0 / params[DAMPER_INERTIA]
+        dy[n] = -(w2 * s3 - w3 * s2) - r1 * inv_j
+        dy[n + 1] = -(w3 * s1 - w1 * s3) - r2 * inv_j
+        dy[n + 2] = -(w1 * s2 - w2 * s1) - r3 * inv_j
+
+
+@njit(cache=True)
 def deriv(y, params, points, wforces, dy, ws):
-    """Time derivative of one state row (Euler's equations in principal axes).
+    """Time derivative of one state row (Euler's equations in principal axes), with the
+    damper's s' in the row's last three entries when the body has one.
 
     ``ws`` is a workspace of at least 12 floats (kept by the caller to avoid allocations).
     """
@@ -168,6 +214,8 @@ def deriv(y, params, points, wforces, dy, ws):
             tau[0] += d1
             tau[1] += d2
             tau[2] += d3
+        if params[PARTS_FLAG] != 0.0:
+            _parts(y, params, w1, w2, w3, tau, dy)
     else:
         for i in range(3):
             tau[i] = 0.0
@@ -209,19 +257,22 @@ def _normalize_q(y):
 def _step_euler(y, h, params, points, wforces, ws):
     dy = ws[0]
     deriv(y, params, points, wforces, dy, ws[5])
-    for i in range(13):
+    for i in range(y.shape[0]):
         y[i] += h * dy[i]
     _normalize_q(y)
 
 
 @njit(cache=True)
 def _step_semi_implicit(y, h, params, points, wforces, ws):
-    """Velocities first (explicit), then positions with the new velocities (course notes)."""
+    """Velocities first (explicit), then positions with the new velocities (course notes);
+    a damper's s is a velocity too."""
     dy = ws[0]
     deriv(y, params, points, wforces, dy, ws[5])
     for i in range(3):
         y[3 + i] += h * dy[3 + i]
         y[10 + i] += h * dy[10 + i]
+    for i in range(13, y.shape[0]):
+        y[i] += h * dy[i]
     for i in range(3):
         y[i] += h * y[3 + i]
     qw, qx, qy, qz = y[6], y[7], y[8], y[9]
@@ -236,17 +287,18 @@ def _step_semi_implicit(y, h, params, points, wforces, ws):
 @njit(cache=True)
 def _step_rk4(y, h, params, points, wforces, ws):
     k1, k2, k3, k4, tmp, scratch = ws[0], ws[1], ws[2], ws[3], ws[4], ws[5]
+    n = y.shape[0]
     deriv(y, params, points, wforces, k1, scratch)
-    for i in range(13):
+    for i in range(n):
         tmp[i] = y[i] + 0.5 * h * k1[i]
     deriv(tmp, params, points, wforces, k2, scratch)
-    for i in range(13):
+    for i in range(n):
         tmp[i] = y[i] + 0.5 * h * k2[i]
     deriv(tmp, params, points, wforces, k3, scratch)
-    for i in range(13):
+    for i in range(n):
         tmp[i] = y[i] + h * k3[i]
     deriv(tmp, params, points, wforces, k4, scratch)
-    for i in range(13):
+    for i in range(n):
         y[i] += h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
     _normalize_q(y)
 
@@ -301,19 +353,20 @@ def _step_midpoint(y, h, params, points, wforces, ws):
     Returns False if the iteration did not settle (step too large for the spin rate).
     """
     y0, ym, dy, y1, scratch = ws[0], ws[1], ws[2], ws[3], ws[5]
-    for i in range(13):
+    n = y.shape[0]
+    for i in range(n):
         y0[i] = y[i]
     deriv(y0, params, points, wforces, dy, scratch)
-    for i in range(13):
+    for i in range(n):
         y1[i] = y0[i] + h * dy[i]
     prev = 1e300
     for _ in range(MIDPOINT_MAX_ITER):
-        for i in range(13):
+        for i in range(n):
             ym[i] = 0.5 * (y0[i] + y1[i])
         deriv(ym, params, points, wforces, dy, scratch)
         change = 0.0
         scale = 0.0
-        for i in range(13):
+        for i in range(n):
             new = y0[i] + h * dy[i]
             d = abs(new - y1[i])
             if d > change:
@@ -325,11 +378,11 @@ def _step_midpoint(y, h, params, points, wforces, ws):
         if change <= 2.0 * 2.220446049250313e-16 * max(scale, 1.0) or (
             change >= prev and change <= 1e-13 * max(scale, 1.0)
         ):
-            for i in range(13):
+            for i in range(n):
                 y[i] = y1[i]
             return True
         prev = change
-    for i in range(13):
+    for i in range(n):
         y[i] = y1[i]
     return False
 
@@ -531,12 +584,15 @@ def _reorthonormalize(r, scheme, tmp):
 def _step_rotmat_euler(y, h, params, points, wforces, ws, options):
     """Course-notes scheme: w and v updated explicitly, then c += h v_new and
     R <- R + h R [w_new]x (body-frame w, i.e. [w_world]x R), re-orthonormalised every
-    ``options[0]`` steps (0: never) by ``options[1]`` (polar or Gram-Schmidt)."""
+    ``options[0]`` steps (0: never) by ``options[1]`` (polar or Gram-Schmidt). A damper's
+    s (after the step counter) is updated with w."""
     dy = ws[0]
     deriv(y, params, points, wforces, dy, ws[5])
     for i in range(3):
         y[3 + i] += h * dy[3 + i]
         y[10 + i] += h * dy[10 + i]
+    for i in range(ROTMAT_ROW_WIDTH, y.shape[0]):
+        y[i] += h * dy[i]
     for i in range(3):
         y[i] += h * y[3 + i]
     r = y[13:22]
@@ -594,18 +650,20 @@ def _step_lie_rk4(y, h, params, points, wforces, ws):
     """Runge-Kutta-Munthe-Kaas 4 (classic tableau) on SO(3) x R^9.
 
     The orientation is q0 ⊗ exp(u) with u from the RK stages in the Lie algebra, so q stays
-    a unit quaternion without renormalisation; c, v, w take the classic RK4 stages.
+    a unit quaternion without renormalisation; c, v, w (and a damper's s) take the classic
+    RK4 stages.
     """
     y0 = ws[0]
     yi = ws[1]
     dy = ws[2]
     ks = ws[3]   # ks[0:3] k1, [3:6] k2, [6:9] k3, [9:12] k4 (Lie-algebra stages)
-    kf = ws[4]   # accumulated 10-vector increments for c, v, w
+    kf = ws[4]   # accumulated increments for c, v, w (and s)
     u = ws[6]
-    for i in range(13):
+    n = y.shape[0]
+    for i in range(n):
         y0[i] = y[i]
         yi[i] = y[i]
-    for i in range(13):
+    for i in range(n):
         kf[i] = 0.0
     weights = (1.0, 2.0, 2.0, 1.0)
     for stage in range(4):
@@ -620,6 +678,8 @@ def _step_lie_rk4(y, h, params, points, wforces, ws):
             kf[i] += wgt * h * dy[i]
         for i in range(3):
             kf[10 + i] += wgt * h * dy[10 + i]
+        for i in range(13, n):
+            kf[i] += wgt * h * dy[i]
         if stage < 3:
             frac = 0.5 if stage < 2 else 1.0
             for i in range(3):
@@ -629,6 +689,8 @@ def _step_lie_rk4(y, h, params, points, wforces, ws):
                 yi[i] = y0[i] + frac * h * dy[i]
             for i in range(3):
                 yi[10 + i] = y0[10 + i] + frac * h * dy[10 + i]
+            for i in range(13, n):
+                yi[i] = y0[i] + frac * h * dy[i]
     for i in range(3):
         u[i] = (ks[i] + 2.0 * ks[3 + i] + 2.0 * ks[6 + i] + ks[9 + i]) / 6.0
     _quat_mul_exp(y0[6:10], u, y[6:10])
@@ -636,14 +698,16 @@ def _step_lie_rk4(y, h, params, points, wforces, ws):
         y[i] = y0[i] + kf[i] / 6.0
     for i in range(3):
         y[10 + i] = y0[10 + i] + kf[10 + i] / 6.0
+    for i in range(13, n):
+        y[i] = y0[i] + kf[i] / 6.0
 
 
 @njit(cache=True)
 def step(y, method, h, params, points, wforces, order, ws, loaded, options):
     """Advance one state row in place by h. Returns False if an implicit solve failed.
 
-    ``ws`` is a (8, 13) workspace owned by the caller; ``loaded`` says whether any load
-    other than gravity is applied (see :func:`has_loads`).
+    ``ws`` is an (8, row width) workspace owned by the caller; ``loaded`` says whether any
+    load other than gravity, or an internal part, is present (see :func:`has_loads`).
     """
     if method == RK4:
         if loaded:
@@ -671,11 +735,14 @@ def step(y, method, h, params, points, wforces, order, ws, loaded, options):
 
 @njit(cache=True)
 def has_loads(params, points):
-    """True if any torque, force or drag other than gravity is applied (as ``params[19]`` says)."""
+    """True if any torque, force or drag other than gravity is applied, or the body has a
+    damper or a rotor (as ``params[19]`` says)."""
     for i in range(7, 19):
         if params[i] != 0.0:
             return True
     if params.shape[0] > DRAG_FLAG and params[DRAG_FLAG] != 0.0:
+        return True
+    if params.shape[0] > PARTS_FLAG and params[PARTS_FLAG] != 0.0:
         return True
     return points.shape[0] > 0
 
@@ -718,7 +785,7 @@ def run(ys, method, h, n_out, every, params, points, wforces, order, out, option
     status = np.zeros(n, dtype=np.int64)
     fail_at = np.zeros(n, dtype=np.int64)
     loaded = has_loads(params, points)
-    ws = np.empty((8, 13))
+    ws = np.empty((8, max(ys.shape[1], ROW_WIDTH)))
     for b in range(n):
         st, at = _run_body(ys[b], method, h, n_out, every, params, points, wforces, order, out[:, b, :],
                            options, loaded, ws)

@@ -2,7 +2,9 @@
 
 The user's body frame need not be principal (products of inertia are allowed). With the
 principal axes as columns of ``R_P`` (body coordinates), the kernels integrate
-``q_P = q ⊗ q(R_P)`` and ``w_P = R_P^T w``; results are mapped back exactly.
+``q_P = q ⊗ q(R_P)`` and ``w_P = R_P^T w``; results are mapped back exactly. A damper's
+sphere rate and a rotor's momentum are vectors and map the same way (``R_P^T s``,
+``R_P^T h a``); a spherical damper's inertia is a scalar and needs no mapping.
 """
 
 from __future__ import annotations
@@ -30,21 +32,36 @@ class Model:
     points: np.ndarray        # (k, 3) principal-frame points of world-fixed forces
     wforces: np.ndarray       # (k, 3) world-fixed forces
 
-    def to_rows(self, c, v, q, w, width: int = 13) -> np.ndarray:
+    @property
+    def has_damper(self) -> bool:
+        return self.body.damper is not None
+
+    def to_rows(self, c, v, q, w, width: int = 13, s=None) -> np.ndarray:
         """Pack user-frame arrays (batch or single) into (N, width) principal-frame rows.
 
         A width of 23 adds the rotation matrix (row-major) and a zero step counter, the
-        layout of ``rotmat-euler``.
+        layout of ``rotmat-euler``. With a damper the rows grow by 3 more, at the end, for
+        the sphere's rate ``s`` (body frame; None: the sphere turns with the body, s = w).
         """
         c, v, q, w = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (c, v, q, w))
-        rows = np.zeros((c.shape[0], width))
+        extra = kernels.DAMPER_WIDTH if self.has_damper else 0
+        rows = np.zeros((c.shape[0], width + extra))
         rows[:, 0:3] = c
         rows[:, 3:6] = v
         rows[:, 6:10] = quat.multiply(q, self.q_axes)
         rows[:, 10:13] = w @ self.axes  # R_P^T w for each row
         if width > 13:
             rows[:, 13:22] = quat.to_matrix(rows[:, 6:10]).reshape(-1, 9)
+        if extra:
+            s = w if s is None else np.atleast_2d(np.asarray(s, dtype=float))
+            rows[:, width:] = s @ self.axes
         return rows
+
+    def damper_from_rows(self, rows: np.ndarray) -> np.ndarray | None:
+        """The damper sphere's angular velocity (user body frame) of rows, or None."""
+        if not self.has_damper:
+            return None
+        return np.asarray(rows)[..., -kernels.DAMPER_WIDTH:] @ self.axes.T
 
     def matrices_from_rows(self, rows: np.ndarray) -> np.ndarray:
         """The integrated rotation matrices (user body frame to world) of 23-wide rows."""
@@ -83,6 +100,15 @@ def compile_model(body: Body, loads: Loads | None = None) -> Model:
             params[16:19] += f.vector
             points.append(to_p @ f.point)
             wforces.append(f.vector)
+    parts = 0
+    if body.damper is not None:
+        parts |= kernels.DAMPER_BIT
+        params[kernels.DAMPER_INERTIA] = body.damper.inertia
+        params[kernels.DAMPER_COEFFICIENT] = body.damper.coefficient
+    if body.rotor is not None:
+        parts |= kernels.ROTOR_BIT
+        params[kernels.ROTOR_MOMENTUM:kernels.ROTOR_MOMENTUM + 3] = to_p @ body.rotor.vector
+    params[kernels.PARTS_FLAG] = float(parts)
     drag = {"linear": np.zeros((3, 3)), "quadratic": np.zeros((3, 3))}
     for d in loads.drags:
         drag[d.model] += to_p @ np.diag(d.coefficients) @ axes  # D = R_P^T C R_P
@@ -94,7 +120,7 @@ def compile_model(body: Body, loads: Loads | None = None) -> Model:
         flag |= kernels.DRAG_QUADRATIC_BIT
         params[kernels.DRAG_QUADRATIC:kernels.DRAG_QUADRATIC + 9] = drag["quadratic"].ravel()
     params[kernels.DRAG_FLAG] = float(flag)
-    params[19] = 1.0 if (np.any(params[7:19] != 0) or points or flag) else 0.0
+    params[19] = 1.0 if (np.any(params[7:19] != 0) or points or flag or parts) else 0.0
     points_arr = np.array(points, dtype=float).reshape(-1, 3)
     wforces_arr = np.array(wforces, dtype=float).reshape(-1, 3)
     return Model(body, loads, moments, axes, quat.from_matrix(axes), params, points_arr, wforces_arr)

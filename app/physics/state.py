@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,6 +18,8 @@ QUATERNION_NORM_SLACK = 1e-6
 class State:
     """State at time ``t``: ``c``, ``v`` (world), ``q`` (body to world), ``w`` (body frame).
 
+    ``s`` is the absolute angular velocity of a body's damper sphere (body frame), None for
+    a body without one (see :class:`~app.physics.body.Damper`).
     Arrays are (3,)/(4,) for one body or (N, 3)/(N, 4) for a batch. Frozen and copied on
     construction, so a published state can be read from any thread.
     """
@@ -26,13 +29,18 @@ class State:
     v: np.ndarray
     q: np.ndarray
     w: np.ndarray
+    s: np.ndarray | None = None
 
     def __post_init__(self):
-        for name in ("c", "v", "q", "w"):
+        for name in ("c", "v", "q", "w") + (() if self.s is None else ("s",)):
             arr = np.array(getattr(self, name), dtype=float)
             arr.setflags(write=False)
             object.__setattr__(self, name, arr)
         object.__setattr__(self, "t", float(self.t))
+
+    def replace(self, **changes) -> "State":
+        """A copy with some fields changed (the damper's ``s`` is kept unless changed)."""
+        return dataclasses.replace(self, **changes)
 
     @property
     def batch_shape(self) -> tuple:
@@ -67,6 +75,7 @@ class Trajectory:
 
     ``R`` holds the integrated rotation matrices (n, [N,] 3, 3) of methods that integrate a
     matrix (``rotmat-euler``), so their orthonormality drift can be measured; else None.
+    ``s`` (n, [N,] 3) is the damper sphere's angular velocity (body frame), None without one.
     """
 
     t: np.ndarray
@@ -75,13 +84,20 @@ class Trajectory:
     q: np.ndarray
     w: np.ndarray
     R: np.ndarray | None = None
+    s: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.t)
 
     def state(self, k: int) -> State:
         """The k-th sample as a :class:`State`."""
-        return State(self.t[k], self.c[k], self.v[k], self.q[k], self.w[k])
+        return State(self.t[k], self.c[k], self.v[k], self.q[k], self.w[k], None if self.s is None else self.s[k])
+
+    def select(self, index) -> "Trajectory":
+        """The samples at ``index`` (a slice or an index array) as a trajectory."""
+        pick = (lambda a: None if a is None else a[index])
+        return Trajectory(self.t[index], self.c[index], self.v[index], self.q[index], self.w[index],
+                          pick(self.R), pick(self.s))
 
     def rotation_matrices(self) -> np.ndarray:
         """The integrated matrices where there are some, else R(q)."""

@@ -7,7 +7,9 @@ every rule is checked with a one-line message naming the field, the value and th
 
 from .schema import (  # noqa: F401
     BodySpec,
+    DamperSpec,
     LoadSpec,
+    RotorSpec,
     Scenario,
     SolverSpec,
     SHAPES,

@@ -11,7 +11,7 @@ from functools import cached_property
 import numpy as np
 
 from ..physics import body as bodies
-from ..physics.body import Body
+from ..physics.body import Body, Damper, Rotor
 from ..physics.errors import ParameterError
 from ..physics.kernels import OMEGA_LIMIT
 from ..physics import quaternion as quat
@@ -46,6 +46,36 @@ DEFAULT_DURATION = 10.0
 
 
 @dataclass(frozen=True)
+class DamperSpec:
+    """``[body.damper]``: a spherical viscous damper (:class:`~app.physics.body.Damper`),
+    ``inertia`` J (kg m^2) and ``coefficient`` c (N m s)."""
+
+    inertia: float = 0.01
+    coefficient: float = 0.01
+
+    def build(self) -> Damper:
+        try:
+            return Damper(self.inertia, self.coefficient)
+        except ParameterError as err:
+            raise err.prefixed("damper") from None
+
+
+@dataclass(frozen=True)
+class RotorSpec:
+    """``[body.rotor]``: a wheel of constant relative momentum (:class:`~app.physics.body.Rotor`),
+    ``axis`` (body frame, any non-zero length, normalised) and ``momentum`` h (kg m^2/s)."""
+
+    axis: tuple = (0.0, 1.0, 0.0)
+    momentum: float = 0.0
+
+    def build(self) -> Rotor:
+        try:
+            return Rotor(self.axis, self.momentum)
+        except ParameterError as err:
+            raise err.prefixed("rotor") from None
+
+
+@dataclass(frozen=True)
 class BodySpec:
     """How the body is described in a scenario (shape and dimensions, or inertia)."""
 
@@ -64,9 +94,24 @@ class BodySpec:
     mesh: str | None = None
     unit: str = "m"
     density: float | None = None
+    # internal parts (any shape): a spherical viscous damper, a rotor of constant momentum
+    damper: DamperSpec | None = None
+    rotor: RotorSpec | None = None
 
     def build(self) -> Body:
-        """The physics :class:`Body`; raises :class:`ParameterError` with ``body.`` fields."""
+        """The physics :class:`Body` with its damper and rotor; raises
+        :class:`ParameterError` with ``body.`` fields."""
+        rigid = self._build_rigid()
+        if self.damper is None and self.rotor is None:
+            return rigid
+        try:
+            damper = None if self.damper is None else self.damper.build()
+            rotor = None if self.rotor is None else self.rotor.build()
+        except ParameterError as err:
+            raise err.prefixed("body") from None
+        return dataclasses.replace(rigid, damper=damper, rotor=rotor)
+
+    def _build_rigid(self) -> Body:
         try:
             if self.shape not in SHAPES:
                 raise ParameterError("shape", self.shape, "be one of " + " | ".join(SHAPES))
@@ -191,6 +236,8 @@ class Scenario:
     gravity: tuple = (0.0, 0.0, 0.0)
     loads: tuple = ()
     solver: SolverSpec = field(default_factory=SolverSpec)
+    # the damper sphere's angular velocity (body frame, rad/s); None: it turns with the body
+    damper_angular_velocity: tuple | None = None
 
     def __post_init__(self):
         # validate everything now, so that a Scenario that exists is a good one
@@ -246,12 +293,30 @@ class Scenario:
         if np.linalg.norm(s.w) > OMEGA_LIMIT:
             raise ParameterError("initial.angular_velocity", s.w,
                                  f"have a magnitude <= {OMEGA_LIMIT:g} rad/s (past it a run counts as diverged)")
+        s = s.replace(s=self._damper_rate(s.w))
         b = np.asarray(self.rigid_body.center_of_mass)
         if self.body.shape == "custom" and np.any(b != 0):
             arm = quat.rotate(s.q, b)
             spin = quat.rotate(s.q, np.cross(s.w, b))
-            s = State(s.t, s.c + arm, s.v + spin, s.q, s.w)
+            s = s.replace(c=s.c + arm, v=s.v + spin)
         return s
+
+    def _damper_rate(self, w: np.ndarray) -> np.ndarray | None:
+        """The damper sphere's initial rate (body frame): given, or w; None without a damper."""
+        field_name = "initial.damper_angular_velocity"
+        given = self.damper_angular_velocity
+        if self.body.damper is None:
+            if given is not None:
+                raise ParameterError(field_name, given, "be given only for a body with a [body.damper]")
+            return None
+        if given is None:
+            return w
+        rate = np.asarray(given, dtype=float)
+        if rate.shape != (3,) or not np.all(np.isfinite(rate)):
+            raise ParameterError(field_name, given, "be 3 finite numbers (rad/s, body frame)")
+        if np.linalg.norm(rate) > OMEGA_LIMIT:
+            raise ParameterError(field_name, given, f"have a magnitude <= {OMEGA_LIMIT:g} rad/s")
+        return rate
 
     @cached_property
     def applied_loads(self) -> Loads:
@@ -281,8 +346,12 @@ class Scenario:
 # ---------------------------------------------------------------- dict (TOML) round trip
 
 TOP_KEYS = ("name", "description", "body", "initial", "world", "loads", "solver")
-BODY_KEYS = ("shape", "mass", "size", "inertia", "allow_unphysical", "center_of_mass", "mesh", "unit", "density")
-INITIAL_KEYS = ("position", "velocity", "orientation", "orientation_xyz", "angular_velocity")
+BODY_KEYS = ("shape", "mass", "size", "inertia", "allow_unphysical", "center_of_mass", "mesh", "unit", "density",
+             "damper", "rotor")
+DAMPER_KEYS = ("inertia", "coefficient")
+ROTOR_KEYS = ("axis", "momentum")
+INITIAL_KEYS = ("position", "velocity", "orientation", "orientation_xyz", "angular_velocity",
+                "damper_angular_velocity")
 WORLD_KEYS = ("gravity",)
 LOAD_KEYS = ("kind", "frame", "vector", "point", "model", "coefficients")
 #: the keys each load kind takes (besides ``kind``)
@@ -347,6 +416,22 @@ def _mesh_fields(body_t: dict, base_dir) -> dict:
     return {"mesh": mesh, "unit": unit, "density": density}
 
 
+def _parts(body_t: dict) -> dict:
+    """``damper`` and ``rotor`` specs of ``[body.damper]`` / ``[body.rotor]`` (each key required)."""
+    parts = {}
+    if "damper" in body_t:
+        table = body_t["damper"]
+        _check_keys(table, DAMPER_KEYS, "body.damper")
+        parts["damper"] = DamperSpec(*(_number(_require(table, key, "body.damper"), f"body.damper.{key}")
+                                       for key in DAMPER_KEYS))
+    if "rotor" in body_t:
+        table = body_t["rotor"]
+        _check_keys(table, ROTOR_KEYS, "body.rotor")
+        parts["rotor"] = RotorSpec(_numbers(_require(table, "axis", "body.rotor"), 3, "body.rotor.axis"),
+                                   _number(_require(table, "momentum", "body.rotor"), "body.rotor.momentum"))
+    return parts
+
+
 def from_dict(data: dict, default_name: str = "untitled", base_dir=None) -> Scenario:
     """Validated :class:`Scenario` from a parsed TOML document.
 
@@ -395,7 +480,7 @@ def from_dict(data: dict, default_name: str = "untitled", base_dir=None) -> Scen
             raise ParameterError("body.center_of_mass", body_t["center_of_mass"],
                                  "be given only with shape = \"custom\" (inertia about the reference point)")
         com = _numbers(body_t["center_of_mass"], 3, "body.center_of_mass")
-    body = BodySpec(shape, mass, size, inertia, allow, center_of_mass=com, **mesh_fields)
+    body = BodySpec(shape, mass, size, inertia, allow, center_of_mass=com, **mesh_fields, **_parts(body_t))
 
     initial_t = data.get("initial", {})
     _check_keys(initial_t, INITIAL_KEYS, "initial")
@@ -413,6 +498,12 @@ def from_dict(data: dict, default_name: str = "untitled", base_dir=None) -> Scen
         "orientation": orientation,
         "angular_velocity": _numbers(initial_t.get("angular_velocity", [0.0, 0.0, 0.0]), 3, "initial.angular_velocity"),
     }
+    if "damper_angular_velocity" in initial_t:
+        if body.damper is None:
+            raise ParameterError("initial.damper_angular_velocity", initial_t["damper_angular_velocity"],
+                                 "be given only for a body with a [body.damper]")
+        initial["damper_angular_velocity"] = _numbers(initial_t["damper_angular_velocity"], 3,
+                                                      "initial.damper_angular_velocity")
     world_t = data.get("world", {})
     _check_keys(world_t, WORLD_KEYS, "world")
     gravity = _numbers(world_t.get("gravity", [0.0, 0.0, 0.0]), 3, "world.gravity")
@@ -484,6 +575,10 @@ def to_dict(s: Scenario, base_dir=None) -> dict:
         body["allow_unphysical"] = True
     if s.body.center_of_mass is not None:
         body["center_of_mass"] = list(s.body.center_of_mass)
+    if s.body.damper is not None:
+        body["damper"] = {"inertia": s.body.damper.inertia, "coefficient": s.body.damper.coefficient}
+    if s.body.rotor is not None:
+        body["rotor"] = {"axis": list(s.body.rotor.axis), "momentum": s.body.rotor.momentum}
     doc = {
         "name": s.name,
         "description": s.description,
@@ -493,6 +588,8 @@ def to_dict(s: Scenario, base_dir=None) -> dict:
             "velocity": list(s.velocity),
             "orientation": list(s.orientation),
             "angular_velocity": list(s.angular_velocity),
+            **({} if s.damper_angular_velocity is None
+               else {"damper_angular_velocity": list(s.damper_angular_velocity)}),
         },
         "world": {"gravity": list(s.gravity)},
     }

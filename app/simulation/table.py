@@ -17,7 +17,11 @@ Velocity                   pvx, pvy, pvz (the --point, world)
 Acceleration               pax, pay, paz (the --point, world)
 VelocityLocal              pvbx, pvby, pvbz (the --point, body frame)
 AccelerationLocal          pabx, paby, pabz (the --point, body frame)
+DamperAngularVelocity      wdx, wdy, wdz (the damper sphere's, body frame)
 =========================  ==========================================================
+
+``L`` is the total angular momentum (a damper's J s and a rotor's h a included); ``T`` and
+``E`` include a damper's 1/2 J |s|^2 (:mod:`app.physics.diagnostics`).
 
 The point is given in body coordinates from the body's reference point (the centre of
 mass unless the scenario sets ``body.center_of_mass``).
@@ -46,10 +50,11 @@ OUTPUT_GROUPS = {
     "acceleration": ("pax", "pay", "paz"),
     "velocitylocal": ("pvbx", "pvby", "pvbz"),
     "accelerationlocal": ("pabx", "paby", "pabz"),
+    "damperangularvelocity": ("wdx", "wdy", "wdz"),
 }
 GROUP_NAMES = ("AngularVelocity", "Rotation", "RotationMatrix", "AngularAcceleration",
                "AngularAccelerationLocal", "Position", "Velocity", "Acceleration",
-               "VelocityLocal", "AccelerationLocal")
+               "VelocityLocal", "AccelerationLocal", "DamperAngularVelocity")
 POINT_GROUPS = ("position", "velocity", "acceleration", "velocitylocal", "accelerationlocal")
 
 
@@ -67,8 +72,16 @@ def parse_outputs(text: str | None) -> list[str]:
     return keys
 
 
+def check_outputs(scenario, outputs) -> None:
+    """Raise :class:`ParameterError` if ``outputs`` asks for what ``scenario`` lacks (a
+    damper's rate without a damper)."""
+    if "damperangularvelocity" in outputs and scenario.rigid_body.damper is None:
+        raise ParameterError("--outputs", "DamperAngularVelocity", "name it only for a body with a [body.damper]")
+
+
 def trajectory_table(scenario, traj, outputs=(), point=None) -> dict:
     """Column name -> array for a trajectory of ``scenario`` (default columns first)."""
+    check_outputs(scenario, outputs)
     body = scenario.rigid_body
     loads = scenario.applied_loads
     d = diagnostics.diagnose(body, scenario.gravity, traj)
@@ -84,7 +97,7 @@ def trajectory_table(scenario, traj, outputs=(), point=None) -> dict:
     if "rotationmatrix" in outputs:
         extra["rotationmatrix"] = R.reshape(len(traj.t), 9)
     if "angularacceleration" in outputs or "angularaccelerationlocal" in outputs:
-        alpha = diagnostics.angular_acceleration_body(body, loads, traj.q, traj.w)
+        alpha = diagnostics.angular_acceleration_body(body, loads, traj.q, traj.w, traj.s)
         extra["angularaccelerationlocal"] = alpha
         extra["angularacceleration"] = quat.rotate(traj.q, alpha)
     if any(g in outputs for g in POINT_GROUPS):
@@ -94,6 +107,8 @@ def trajectory_table(scenario, traj, outputs=(), point=None) -> dict:
         extra.update({"position": kin["position"], "velocity": kin["velocity"],
                       "acceleration": kin["acceleration"], "velocitylocal": kin["velocity_local"],
                       "accelerationlocal": kin["acceleration_local"]})
+    if "damperangularvelocity" in outputs:
+        extra["damperangularvelocity"] = traj.s
     for key in outputs:
         for k, name in enumerate(OUTPUT_GROUPS[key]):
             table[name] = extra[key][:, k]

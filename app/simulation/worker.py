@@ -352,20 +352,23 @@ class SimulationWorker(threading.Thread):
         self._predicted = predicted_period(self._scenario)
         self.history.clear()
         self._baseline()
-        row = self._rows(np.array([self._state.t]), self._state.c[None], self._state.v[None],
-                         self._state.q[None], self._state.w[None])
+        st = self._state
+        row = self._rows(np.array([st.t]), st.c[None], st.v[None], st.q[None], st.w[None],
+                         None if st.s is None else st.s[None])
         self._last_row = row[-1]
         self.history.append(row)
         self._anchor()
 
     def _baseline(self) -> None:
         s = self._state
-        L0 = diagnostics.angular_momentum(self._body, s.q, s.w)
+        L0 = diagnostics.angular_momentum(self._body, s.q, s.w, s.s)
         self._L0_norm = float(np.linalg.norm(L0))
-        self._E0 = self._energy(s.c, s.v, s.w)
+        self._E0 = self._energy(s.c, s.v, s.w, s.s)
 
-    def _energy(self, c, v, w):
-        return diagnostics.kinetic_energy(self._body, v, w) + diagnostics.potential_energy(self._body, self._gravity, c)
+    def _energy(self, c, v, w, s=None):
+        """E = T + V; ``s`` is a damper sphere's rate (body frame), None without a damper."""
+        return (diagnostics.kinetic_energy(self._body, v, w, s)
+                + diagnostics.potential_energy(self._body, self._gravity, c))
 
     def _anchor(self) -> None:
         self._wall0 = self._clock()
@@ -424,7 +427,8 @@ class SimulationWorker(threading.Thread):
         solver = self._scenario.solver
         traj = simulate(self._model, self._state, self._integrator, self._dt, span, sample=self._record_dt,
                         rtol=solver.rtol, atol=solver.atol)
-        rows = self._rows(traj.t[1:], traj.c[1:], traj.v[1:], traj.q[1:], traj.w[1:])
+        rows = self._rows(traj.t[1:], traj.c[1:], traj.v[1:], traj.q[1:], traj.w[1:],
+                          None if traj.s is None else traj.s[1:])
         self._count_flips(traj.t, traj.w)
         self._state = traj.state(-1)
         self._sim_elapsed += span
@@ -451,9 +455,9 @@ class SimulationWorker(threading.Thread):
     def _duration_reached(self, duration: float) -> bool:
         return self._state.t >= duration - 1e-9 * max(1.0, duration)
 
-    def _rows(self, t, c, v, q, w) -> np.ndarray:
-        L = diagnostics.angular_momentum(self._body, q, w)
-        E = self._energy(c, v, w)
+    def _rows(self, t, c, v, q, w, s=None) -> np.ndarray:
+        L = diagnostics.angular_momentum(self._body, q, w, s)
+        E = self._energy(c, v, w, s)
         rows = np.empty((len(t), WIDTH))
         rows[:, SLICES["t"]] = t
         rows[:, SLICES["c"]] = c
@@ -479,12 +483,14 @@ class SimulationWorker(threading.Thread):
         J = default_kick(self._scenario, self._state.w) if impulse is None else impulse
         s = self._state
         w = s.w + np.linalg.solve(self._body.inertia, J)
-        self._state = State(s.t, s.c, s.v, s.q, w)
+        # an impulse on the body's shell: a damper's sphere, coupled only viscously, keeps its rate
+        self._state = s.replace(w=w)
         self._segment_start = self._state
         self._kick_times.append(s.t)
         self._baseline()  # drifts measure the integrator, not the kick
         self._predicted = predicted_period(self._scenario, w)
-        self._last_row = self._rows(np.array([s.t]), s.c[None], s.v[None], s.q[None], w[None])[-1]
+        self._last_row = self._rows(np.array([s.t]), s.c[None], s.v[None], s.q[None], w[None],
+                                    None if s.s is None else s.s[None])[-1]
         self.history.append(self._last_row[None])
 
     def _fail(self, err: Exception) -> None:
