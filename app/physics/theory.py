@@ -227,13 +227,13 @@ def predict(body: Body, w_body, loads=None) -> Theory:
     """Theory for ``body`` spun at ``w_body`` (rad/s, its own possibly non-principal frame).
 
     Everything is None when applied loads exert a torque about the centre of mass
-    (``loads.has_torque``): the motion is then not the free body's. Gravity and forces
+    (``loads.has_torque``) or the body carries a damper or a rotor: the motion is then not the free body's. Gravity and forces
     through the centre of mass leave the rotation torque-free.
     """
     from .analysis import predicted_flip_period
 
-    if loads is not None and loads.has_torque:
-        return Theory()
+    if loads is not None and loads.has_torque or not body.is_rigid:
+        return Theory()  # a torque, a damper or a rotor: not the free rigid body's motion
     moments, axes = body.principal()
     w = np.asarray(w_body, dtype=float) @ axes
     return Theory(
