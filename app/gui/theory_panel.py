@@ -110,7 +110,7 @@ class TheoryPanel(QWidget):
         self._growth_done = False
         self._phase_period = 0
         self.note.setText("" if self.predicted != theory.Theory() else
-                          "No free-body theory here: applied torques, or no intermediate axis.")
+                          "No free-body theory here: applied torques, a damper or a rotor, or no intermediate axis.")
 
     def _rows(self, history_since, since: float):
         """(t, q, w) of the segment's history from ``since`` on; the segment's own start
