@@ -97,10 +97,19 @@ def field_of(path):
     return tuple(names[:2]) if names[0] != "loads" else ("loads", names[-1])
 
 
-def mutate(rng: random.Random, doc: dict) -> tuple[str, str]:
-    """(TOML text, what was done) of a scenario made bad by one mutation."""
+#: the kinds of mutation, "value" weighted as the most varied
+MUTATION_KINDS = ["value", "value", "value", "key", "drop", "table", "length", "text"]
+
+
+def mutate(rng: random.Random, doc: dict, kind: str | None = None, bad_value=None,
+           text_mutation=None) -> tuple[str, str]:
+    """(TOML text, what was done) of a scenario made bad by one mutation (of ``kind``, with
+    ``bad_value`` or ``text_mutation`` when given, else drawn from ``rng``)."""
     doc = copy.deepcopy(doc)
-    kind = rng.choice(["value", "value", "value", "key", "drop", "table", "length", "text"])
+    kind = kind or rng.choice(MUTATION_KINDS)
+    if kind == "value" and bad_value is not None:
+        put(doc, ("body", "mass"), bad_value)
+        return tomli_w.dumps(doc), f"body.mass = {str(bad_value)[:20]}"
     if kind == "value":
         path, value = rng.choice([(p, v) for p, v in leaves(doc)
                                   if not isinstance(v, list) and p[0] not in ("name", "description")])
@@ -130,7 +139,7 @@ def mutate(rng: random.Random, doc: dict) -> tuple[str, str]:
         path, value = rng.choice([(p, v) for p, v in leaves(doc) if isinstance(v, list)])
         put(doc, path, value + [1.0] if rng.random() < 0.5 and len(value) < 6 else value[:-1])
         return tomli_w.dumps(doc), f"{'.'.join(map(str, path))} of another length"
-    text = rng.choice(TEXT_MUTATIONS)(rng)
+    text = (text_mutation or rng.choice(TEXT_MUTATIONS))(rng)
     return text + tomli_w.dumps(doc), f"text: {text[:20]!r}"
 
 
@@ -140,10 +149,15 @@ def file_cases():
     commands = [["inspect", "{f}"], ["simulate", "{f}", "--duration", "0.01", "--out", "X.csv"],
                 ["stability", "{f}", "--directions", "10", "--out", "X.npz"],
                 ["export", "{f}", "--duration", "0.1", "--out", "X.csv"]]
+    # every kind of mutation, every text mutation and the non-finite and too-large numbers
+    # once each, whatever the presets and the seed; then random ones up to N_FILES
+    forced = ([{"kind": kind} for kind in sorted(set(MUTATION_KINDS) - {"text"})]
+              + [{"kind": "text", "text_mutation": m} for m in TEXT_MUTATIONS]
+              + [{"kind": "value", "bad_value": v} for v in (float("nan"), 1e101)])
     cases = []
     for k in range(N_FILES):
         name = rng.choice(PRESETS)
-        text, what = mutate(rng, docs[name])
+        text, what = mutate(rng, docs[name], **(forced[k] if k < len(forced) else {}))
         cases.append((f"{k:03d} {name}: {what}", text, rng.choice(commands)))
     return cases
 

@@ -163,7 +163,7 @@ def write_zero_spin(folder):
 
 
 BAD = [
-    (["--directions", "0"], "--directions must be between 1"),
+    (["--directions", "0"], "--directions must be a whole number from 1"),
     (["--directions", "many"], "--directions must be a whole number"),
     (["--directions", "2.5"], "--directions must be a whole number"),
     (["--duration", "-1"], "--duration must be a finite number > 0"),
