@@ -376,6 +376,14 @@ def test_plan_defaults_and_frame_times(t_handle, tmp_path):
         plan_export(short, ExportSettings(out=tmp_path / "x.mp4", start=1.0, speed=0.5, duration=7))
 
 
+@pytest.mark.parametrize("name, title", [
+    ("T-handle (edited)", "T-handle"), ("Book (from the stability map) (edited)", "Book"),
+    ("Asymmetric, stable", "Asymmetric, stable"), ("(edited)", "(edited)")])
+def test_the_default_title_is_the_name_without_the_window_s_notes(t_handle, tmp_path, name, title):
+    plan = plan_export(t_handle.replace(name=name), ExportSettings(out=tmp_path / "x.mp4"))
+    assert plan.title == title
+
+
 def test_frames_fall_exactly_on_the_frame_times(t_handle, tmp_path):
     """The run is re-simulated from the start and sampled exactly at the frame times."""
     from app.export.timeline import simulate_timeline
