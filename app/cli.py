@@ -478,7 +478,8 @@ def cmd_export(args) -> int:
             raise ParameterError("--out", args.out, "end in .mp4, .gif or .png with --view poinsot")
 
     if plan.format in DATA_FORMATS.values():
-        path, rows = export_data(sc, settings)
+        with ProgressBar("export") as bar:
+            path, rows = export_data(sc, settings, progress=lambda fraction: bar(fraction, "simulating"))
         print(f"wrote {path}" + (f" ({rows} rows, one per frame at {plan.fps} fps)" if rows else ""))
         return EXIT_OK
 
