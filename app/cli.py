@@ -139,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--with-plots", action="store_true", help="the plots of L, omega and the drifts beside the scene")
     e.add_argument("--overlay", metavar="LIST", default="time,flips,title",
                    help="text over the scene: any of time, flips, title, or none (default all)")
-    e.add_argument("--title", metavar="TEXT", help="title text (default the scenario's name)")
+    e.add_argument("--title", metavar="TEXT", help="title text (default the scenario's name without notes such as (edited))")
     e.add_argument("--integrator", type=_integrator, metavar="NAME",
                    help=_integrator_help("integrator (default: the scenario's)"))
     e.add_argument("--dt", type=positive("--dt"), help="step (s); for dop853 the largest step")
@@ -478,7 +478,8 @@ def cmd_export(args) -> int:
             raise ParameterError("--out", args.out, "end in .mp4, .gif or .png with --view poinsot")
 
     if plan.format in DATA_FORMATS.values():
-        path, rows = export_data(sc, settings)
+        with ProgressBar("export") as bar:
+            path, rows = export_data(sc, settings, progress=lambda fraction: bar(fraction, "simulating"))
         print(f"wrote {path}" + (f" ({rows} rows, one per frame at {plan.fps} fps)" if rows else ""))
         return EXIT_OK
 

@@ -25,6 +25,7 @@ from app.export import (
     Overlay,
     estimate_bytes,
     export_animation,
+    export_data,
     plan_export,
     sequence_paths,
 )
@@ -223,6 +224,31 @@ def test_data_exports_rows_per_frame(tmp_path):
     assert load(str(tmp_path / "copy.toml")).rigid_body.shape == "t-handle"
 
 
+def test_a_data_export_reports_its_progress_and_an_interrupt_leaves_nothing(t_handle, tmp_path):
+    out = tmp_path / "traj.csv"
+    # 59 s of rk4 at dt 1e-3: 3000 samples before the first frame and 3476 after, each run
+    # longer than the integrator's progress chunk
+    settings = ExportSettings(out=out, start=30.0, duration=29.0, fps=30)
+    fractions = []
+    _, rows = export_data(t_handle, settings, progress=fractions.append)
+    assert rows == 870 and fractions[-1] == 1.0
+    assert fractions[0] >= 0 and np.all(np.diff(fractions) >= 0)
+    # the run before the first frame and the one after it each report as they go, and the
+    # first ends at its share of the simulated time
+    before = 30.0 / (30.0 + 869 / 30)
+    assert any(0 < f < before for f in fractions) and any(before < f < 1 for f in fractions)
+    assert any(abs(f - before) < 1e-12 for f in fractions)
+
+    out.unlink()
+
+    def interrupt(fraction):
+        if fraction > 0.5:
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        export_data(t_handle, settings, progress=interrupt)
+    assert list(tmp_path.iterdir()) == []
+
+
 # ------------------------------------------------------------------ bad input, failures, cancel
 
 
@@ -374,6 +400,14 @@ def test_plan_defaults_and_frame_times(t_handle, tmp_path):
     assert estimate_bytes(plan) > 0
     with pytest.raises(ParameterError, match="duration"):
         plan_export(short, ExportSettings(out=tmp_path / "x.mp4", start=1.0, speed=0.5, duration=7))
+
+
+@pytest.mark.parametrize("name, title", [
+    ("T-handle (edited)", "T-handle"), ("Book (from the stability map) (edited)", "Book"),
+    ("Asymmetric, stable", "Asymmetric, stable"), ("(edited)", "(edited)")])
+def test_the_default_title_is_the_name_without_the_window_s_notes(t_handle, tmp_path, name, title):
+    plan = plan_export(t_handle.replace(name=name), ExportSettings(out=tmp_path / "x.mp4"))
+    assert plan.title == title
 
 
 def test_frames_fall_exactly_on_the_frame_times(t_handle, tmp_path):

@@ -32,8 +32,8 @@ def export_animation(scenario, settings, progress=None, cancel=None):
     return run(scenario, settings, progress=progress, cancel=cancel)
 
 
-def export_data(scenario, settings):
+def export_data(scenario, settings, progress=None):
     """Write the trajectory (CSV/NPZ) or the scenario (TOML); see :func:`app.export.data.export_data`."""
     from .data import export_data as run
 
-    return run(scenario, settings)
+    return run(scenario, settings, progress=progress)

@@ -14,8 +14,11 @@ from ..simulation.table import check_finite, trajectory_table, write_table
 from .settings import ExportSettings, plan_export
 
 
-def export_data(scenario, settings: ExportSettings) -> tuple[Path, int]:
+def export_data(scenario, settings: ExportSettings, progress=None) -> tuple[Path, int]:
     """Write ``settings.out`` (.csv, .npz or .toml); returns (path, rows written).
+
+    ``progress(fraction)`` is called as the run is simulated (see
+    :func:`~app.export.timeline.simulate_timeline`); nothing is written before it ends.
 
     Raises :class:`~app.physics.errors.ParameterError` for bad settings and
     :class:`~app.physics.errors.DivergenceError` if the run diverges.
@@ -30,7 +33,7 @@ def export_data(scenario, settings: ExportSettings) -> tuple[Path, int]:
         raise ValueError(f"export_data writes .csv, .npz or .toml, not {plan.out.suffix}")
     from .timeline import simulate_timeline
 
-    frames = simulate_timeline(scenario, plan).frames()
+    frames = simulate_timeline(scenario, plan, progress=progress).frames()
     table = trajectory_table(scenario, frames)
     check_finite(table)
     write_table(plan.out, table)

@@ -24,6 +24,7 @@ import numpy as np
 from ..atomic import check_target
 from ..physics.errors import ParameterError
 from ..physics.integrators import MAX_SAMPLES
+from ..scenario import plain_name
 from ..simulation.worker import RECORD_INTERVAL_S
 
 #: animation formats by file extension
@@ -62,7 +63,8 @@ SPAN_SLACK = 1e-9
 class Overlay:
     """Text drawn over the scene: simulated time, flip count, and a title.
 
-    ``title`` is the text itself; ``""`` means the scenario's name and ``None`` no title.
+    ``title`` is the text itself; ``""`` means the scenario's name (without the window's
+    notes, :func:`default_title`) and ``None`` no title.
     """
 
     time: bool = True
@@ -256,9 +258,15 @@ def plan_export(scenario, settings: ExportSettings) -> ExportPlan:
 
     title = settings.overlay.title
     if title == "":
-        title = scenario.name
+        title = default_title(scenario)
     return ExportPlan(out=out, format=fmt, fps=fps, size=size, n_frames=n_frames, start=start, speed=speed,
                       with_plots=bool(settings.with_plots), overlay=settings.overlay, title=title)
+
+
+def default_title(scenario) -> str:
+    """The title an export shows for ``scenario``: its name without the notes the window
+    appends ("T-handle (edited)" -> "T-handle"), or the whole name if that is all notes."""
+    return plain_name(scenario.name) or scenario.name
 
 
 def timeline_samples(start: float, n_frames: int, frame_interval: float) -> tuple[int, int]:

@@ -69,31 +69,44 @@ class Timeline:
         return self.q[k:lo - 1 if lo > 0 else None:-stride][::-1]
 
 
-def _run(scenario, state0, duration: float, sample: float, integrator: str, dt: float) -> Trajectory:
+def _run(scenario, state0, duration: float, sample: float, integrator: str, dt: float, progress=None) -> Trajectory:
     # a span shorter than one step is covered by one shorter step
     return simulate(scenario.model, state0, integrator, min(dt, duration), duration, sample=sample,
-                    **scenario.solver.options)
+                    progress=progress, **scenario.solver.options)
 
 
-def simulate_timeline(scenario, plan) -> Timeline:
+def _part(progress, t0: float, span: float, total: float):
+    """``progress`` for the piece of the run from ``t0`` that lasts ``span`` of ``total``
+    simulated seconds (a piece ending at ``total`` ends at exactly 1), or None."""
+    if progress is None:
+        return None
+    return lambda fraction: progress((t0 + span * fraction) / total)
+
+
+def simulate_timeline(scenario, plan, progress=None) -> Timeline:
     """Re-simulate ``scenario`` from its start up to ``plan``'s last frame.
 
     Uses the scenario's integrator and dt (the command line's ``--integrator``/``--dt``
     change the scenario). Raises :class:`~app.physics.errors.DivergenceError` if it diverges.
+    ``progress(fraction)`` is called with the fraction of the simulated time done, rising
+    to 1 (the fixed-step integrators report as they go, ``dop853`` and ``exact`` at the end).
     """
     integrator, dt = scenario.solver.integrator, scenario.solver.dt
+    span = (plan.n_frames - 1) * plan.frame_interval
+    total = plan.start + span
     pieces = []
     state = scenario.initial_state
     if plan.start > 0:
         k0 = max(1, math.ceil(plan.start / SAMPLE_INTERVAL_MAX))
-        before = _run(scenario, state, plan.start, plan.start / k0, integrator, dt)
+        before = _run(scenario, state, plan.start, plan.start / k0, integrator, dt,
+                      _part(progress, 0.0, plan.start, total))
         pieces.append(before)
         state = before.state(-1)
     k = max(1, math.ceil(plan.frame_interval / SAMPLE_INTERVAL_MAX))
     first = len(pieces[0].t) - 1 if pieces else 0
     if plan.n_frames > 1:
-        span = (plan.n_frames - 1) * plan.frame_interval
-        during = _run(scenario, state, span, plan.frame_interval / k, integrator, dt)
+        during = _run(scenario, state, span, plan.frame_interval / k, integrator, dt,
+                      _part(progress, plan.start, span, total))
         expected = (plan.n_frames - 1) * k + 1
         if len(during.t) != expected:  # pragma: no cover - guards the sampling arithmetic
             raise RuntimeError(f"export sampling: {len(during.t)} samples, expected {expected}")
@@ -107,6 +120,8 @@ def simulate_timeline(scenario, plan) -> Timeline:
     if parts[0].s is not None:
         joined["s"] = np.concatenate([p.s for p in parts])
     traj = Trajectory(**joined)
+    if progress is not None:
+        progress(1.0)
     body = scenario.rigid_body
     d = diagnostics.diagnose(body, scenario.gravity, traj)
     frame_index = first + k * np.arange(plan.n_frames)

@@ -62,6 +62,7 @@ from ..export.settings import (
     MAX_SPEED,
     MIN_SIZE,
     MIN_SPEED,
+    default_title,
 )
 from ..physics.errors import ParameterError
 from ..scenario import dumps
@@ -208,7 +209,7 @@ class ExportDialog(QDialog):
         for box in (self.time_check, self.flips_check, self.title_check):
             box.setChecked(True)
             ov.addWidget(box)
-        self.title_edit = QLineEdit(self.scenario.name)
+        self.title_edit = QLineEdit(default_title(self.scenario))
         ov.addWidget(self.title_edit, 1)
         form.addRow("Overlay", overlay)
 
@@ -302,7 +303,7 @@ class ExportDialog(QDialog):
 
     def settings(self) -> ExportSettings:
         """The export the dialog describes now."""
-        title = (self.title_edit.text() or self.scenario.name) if self.title_check.isChecked() else None
+        title = self.title_edit.text() if self.title_check.isChecked() else None  # "" is the default title
         return ExportSettings(
             out=Path(self.out_edit.text()).expanduser(), fps=self.fps_spin.value(),
             duration=self.duration_spin.value(), start=self.start_spin.value(), speed=self.speed_spin.value(),

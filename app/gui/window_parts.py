@@ -12,6 +12,7 @@ from PyQt5.QtGui import QKeySequence
 from PyQt5.QtWidgets import QAction, QCheckBox, QLabel, QSlider, QToolButton
 
 from ..atomic import atomic_path
+from ..scenario import plain_name
 from ..simulation import MAX_SPEED, MIN_SPEED
 from .theme import ERROR_TEXT, MUTED_TEXT
 
@@ -211,11 +212,5 @@ def file_stem(name: str) -> str:
     by "-", without the notes the window appends in brackets ("(edited)", "(from the
     stability map)") or characters a file name should not hold; "tumble" if nothing is left.
     """
-    base = str(name)
-    while True:  # notes at the end, innermost last: "X (edited) (edited)"
-        stripped = re.sub(r"\s*\([^()]*\)\s*$", "", base)
-        if stripped == base:
-            break
-        base = stripped
-    stem = re.sub(r"[^\w.]+", "-", base.lower()).strip("-.")
+    stem = re.sub(r"[^\w.]+", "-", plain_name(name).lower()).strip("-.")
     return stem[:MAX_STEM].rstrip("-.") or "tumble"

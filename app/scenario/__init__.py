@@ -21,6 +21,7 @@ from .files import (  # noqa: F401
     dumps,
     load,
     loads_toml,
+    plain_name,
     preset_names,
     presets,
     resolve,

@@ -56,6 +56,19 @@ def presets() -> list[tuple[str, str]]:
     return [(name, load(name).description) for name in preset_names()]
 
 
+def plain_name(name: str) -> str:
+    """A scenario's name without the notes the window appends in brackets at its end
+    ("T-handle (edited)", "Book (from the stability map) (edited)" -> "T-handle", "Book");
+    "" if nothing else is left."""
+    base = str(name)
+    while True:  # notes at the end, innermost last: "X (edited) (edited)"
+        stripped = re.sub(r"\s*\([^()]*\)\s*$", "", base)
+        if stripped == base:
+            break
+        base = stripped
+    return base.strip()
+
+
 def resolve(name_or_path) -> Path:
     """Path of a preset name or an existing TOML file; raises :class:`ParameterError`."""
     text = str(name_or_path)

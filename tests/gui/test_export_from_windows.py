@@ -5,6 +5,7 @@ from __future__ import annotations
 import imageio.v3 as iio
 import numpy as np
 
+from app.export import plan_export
 from app.simulation.table import DEFAULT_COLUMNS
 
 #: a child export starts Python, VTK and ffmpeg: give it time on a busy 2-core machine
@@ -37,6 +38,19 @@ def test_the_poinsot_view_exports_its_own_construction(open_view, qtbot, tmp_pat
         dialog.start_export()
     frames = iio.imread(tmp_path / "p.gif", index=None)
     assert frames.shape[:3] == (5, 240, 320)
+    dialog.close()
+
+
+def test_an_edited_scenario_exports_under_its_own_name(open_window, qtbot):
+    window = open_window("t-handle", paused=True)
+    window.panel.omega[1].setText("3")
+    assert window.panel.apply()
+    qtbot.waitUntil(lambda: window.panel.scenario.name == "T-handle (edited)", timeout=10_000)
+    dialog = window.export_animation_dialog()
+    assert dialog.title_edit.text() == "T-handle"
+    assert plan_export(dialog.scenario, dialog.settings()).title == "T-handle"
+    dialog.title_edit.setText("")  # an emptied field falls back to the same title
+    assert plan_export(dialog.scenario, dialog.settings()).title == "T-handle"
     dialog.close()
 
 
