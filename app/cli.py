@@ -20,7 +20,6 @@ from .cli_support import (
     check_out,
     nonnegative,
     number_flag,
-    number_type,
     parse_point,
     positive,
     whole,
@@ -114,13 +113,6 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--seconds", type=positive("--seconds"), default=60.0, help="GUI bench length (s)")
     b.add_argument("--speed", type=positive("--speed"), default=1.0, help="GUI bench playback speed")
     b.add_argument("--view", default="main", help="GUI bench: the view measured (default main)")
-    from .gui.bench import MAX_REFERENCE_SECONDS, REFERENCE_SECONDS  # a light module: constants, no Qt
-
-    b.add_argument("--reference-seconds", metavar="S", default=REFERENCE_SECONDS,
-                   type=number_type("--reference-seconds", f"be a number from 0 to {MAX_REFERENCE_SECONDS:g}",
-                                    lambda v: 0 <= v <= MAX_REFERENCE_SECONDS),
-                   help="GUI bench: seconds the simplest pyvistaqt window is measured after the view, "
-                        f"for fps_ratio (default {REFERENCE_SECONDS:g}; 0 skips it)")
 
     st = sub.add_parser("stability", help="map how far omega wanders, for spin axes all over the sphere")
     st.add_argument("scenario", help="preset name or TOML file (its body and |omega| are used)")
@@ -342,16 +334,12 @@ def cmd_bench(args) -> int:
     if args.gui:
         from .gui.bench import run_gui_bench
 
-        fig = run_gui_bench(seconds=args.seconds, speed=args.speed, view=args.view,
-                            reference_seconds=args.reference_seconds)
+        fig = run_gui_bench(seconds=args.seconds, speed=args.speed, view=args.view)
         if args.json:
             print(json.dumps(fig))
         else:
             print(f"fps {fig['fps']:.1f}, real-time factor {fig['realtime_factor']:.3f}, "
                   f"first frame {fig['startup_s']:.2f} s, memory growth {fig['memory_growth_mb']:.1f} MB")
-            if fig["reference_fps"] is not None:
-                print(f"reference window fps {fig['reference_fps']:.1f}, fps ratio {fig['fps_ratio']:.3f} "
-                      "(view / simplest pyvistaqt window, same run)")
         return EXIT_OK
     from .physics.errors import ParameterError
     from .simulation.benchmark import check_bench_size, markdown_table, run_bench, text_table

@@ -1,6 +1,5 @@
 """``tumble bench --gui``: measure the real window (1280x800, default preset, scene and all
-plots live): frames drawn per second, real-time factor, start-up time and memory growth,
-and the same machine's simplest pyvistaqt window as a reference for the frame rate.
+plots live): frames drawn per second, real-time factor, start-up time and memory growth.
 
 A benchmark prints figures; it does not pass or fail.
 """
@@ -18,12 +17,6 @@ BENCH_PRESET = "t-handle"
 #: at most this fraction of the run
 WARMUP_S = 5.0
 WARMUP_FRACTION = 0.2
-#: how long the reference window is measured after its warm-up (s)
-REFERENCE_SECONDS = 10.0
-#: longest reference measurement accepted on the command line (s)
-MAX_REFERENCE_SECONDS = 3600.0
-#: the reference box turns this much about its vertical axis every frame (degrees)
-REFERENCE_TURN_DEG = 1.0
 
 
 def process_age() -> float:
@@ -43,91 +36,14 @@ def rss_mb() -> float:
     return resident_pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def warmup_seconds(seconds: float) -> float:
-    """Warm-up before counting for a measurement of ``seconds`` (s)."""
-    return min(WARMUP_S, WARMUP_FRACTION * seconds)
-
-
-def run_reference_window(seconds: float = REFERENCE_SECONDS) -> float:
-    """Frames per second of the simplest pyvistaqt window on this machine.
-
-    One ``QtInteractor`` alone (multisampling off, 1280x800, the scene's background) with
-    one box, turned a little and repainted on every tick of a frame timer at the app's
-    interval; frames are counted as the window counts them (the render window's end of
-    render), over ``seconds`` after the same warm-up. The window is closed before return.
-    """
-    import pyvista as pv
-    from PyQt5.QtCore import Qt, QTimer
-    from pyvistaqt import QtInteractor
-
-    from ..scene.style import BACKGROUND
-    from .launch import qt_application
-    from .main_window import FRAME_INTERVAL_MS
-
-    app = qt_application()
-    plotter = QtInteractor(multi_samples=0, auto_update=False)
-    plotter.setWindowTitle("Tumble bench: reference window")
-    plotter.resize(*BENCH_SIZE)
-    plotter.set_background(BACKGROUND)
-    box = plotter.add_mesh(pv.Box(bounds=(-0.6, 0.6, -0.3, 0.3, -0.15, 0.15)), color="#c8a165")
-    plotter.view_isometric()
-    drawn = {"frames": 0}
-    mark: dict = {}
-
-    def on_rendered(*_args):
-        drawn["frames"] += 1
-        if "first" not in mark and plotter.isVisible():
-            mark["first"] = True
-            QTimer.singleShot(int(warmup_seconds(seconds) * 1000), start_counting)
-
-    def on_tick():
-        box.rotate_z(REFERENCE_TURN_DEG)
-        plotter.update()  # a Qt paint, one render, as the window asks for its scene
-        # (plotter.render() would draw once now and once more in the paint it causes)
-
-    def start_counting():
-        mark["wall"] = time.perf_counter()
-        mark["frames"] = drawn["frames"]
-        QTimer.singleShot(int(seconds * 1000), stop_counting)
-
-    def stop_counting():
-        mark["fps"] = (drawn["frames"] - mark["frames"]) / (time.perf_counter() - mark["wall"])
-        close()
-
-    def close():
-        frame_timer.stop()
-        plotter.close()
-        app.quit()
-
-    plotter.ren_win.AddObserver("EndEvent", on_rendered)
-    frame_timer = QTimer()
-    frame_timer.setTimerType(Qt.PreciseTimer)  # as the window's frame timer
-    frame_timer.timeout.connect(on_tick)
-    frame_timer.start(FRAME_INTERVAL_MS)
-    plotter.show()
-    app.exec_()
-    if not getattr(plotter, "_closed", True):  # the loop ended some other way
-        frame_timer.stop()
-        plotter.close()
-    plotter.deleteLater()
-    app.processEvents()
-    if "fps" not in mark:
-        raise RuntimeError("the reference window closed before the measurement ended")
-    return mark["fps"]
-
-
-def run_gui_bench(seconds: float = 60.0, speed: float = 1.0, view: str = "main",
-                  reference_seconds: float = REFERENCE_SECONDS) -> dict:
+def run_gui_bench(seconds: float = 60.0, speed: float = 1.0, view: str = "main") -> dict:
     """Open ``view`` (the main window by default), run ``seconds`` of wall time at
-    ``speed``, then the reference window for ``reference_seconds`` (0 skips it); return
-    the figures.
+    ``speed``, return the figures.
 
     Keys: ``fps`` (scene frames drawn per wall second), ``realtime_factor`` (simulated
     seconds per wall second, so ``speed`` when the worker keeps up), ``startup_s`` (process
     start to the first drawn frame), ``memory_growth_mb`` (RSS at the end minus RSS after
-    the warm-up), plus ``speed``, ``seconds``, ``frames`` and ``rss_mb``; ``reference_fps``
-    (:func:`run_reference_window`, measured after the view so that it cannot delay the
-    view's start-up) and ``fps_ratio`` (``fps / reference_fps``), both None when skipped.
+    the warm-up), plus ``speed``, ``seconds``, ``frames`` and ``rss_mb``.
     """
     from ..scenario import load
     from .launch import qt_application
@@ -143,7 +59,7 @@ def run_gui_bench(seconds: float = 60.0, speed: float = 1.0, view: str = "main",
     window.resize(*BENCH_SIZE)
     window.set_speed(speed)
     window.set_repeat(True)  # a long run at 10x goes round the scenario many times
-    warmup = warmup_seconds(seconds)
+    warmup = min(WARMUP_S, WARMUP_FRACTION * seconds)
     fig: dict = {"speed": float(speed), "seconds": float(seconds)}
     mark: dict = {}
 
@@ -177,7 +93,5 @@ def run_gui_bench(seconds: float = 60.0, speed: float = 1.0, view: str = "main",
     if "fps" not in fig:
         raise RuntimeError("the GUI benchmark window closed before the measurement ended")
     fig["view"] = view
-    fig["reference_fps"] = run_reference_window(reference_seconds) if reference_seconds > 0 else None
-    fig["fps_ratio"] = fig["fps"] / fig["reference_fps"] if fig["reference_fps"] else None
     return {k: fig[k] for k in ("fps", "realtime_factor", "startup_s", "memory_growth_mb",
-                                "speed", "seconds", "frames", "rss_mb", "view", "reference_fps", "fps_ratio")}
+                                "speed", "seconds", "frames", "rss_mb", "view")}
