@@ -285,16 +285,9 @@ def test_toml_round_trip_keeps_the_rotor():
     ('integrator = "rk4"', 'integrator = "exact"', "integrator"),
     ('integrator = "rk4"', 'integrator = "splitting"', "integrator"),
 ])
-def test_bad_rotor_input_exits_2_with_one_line(tmp_path, root, old, new, field):
+def test_bad_rotor_input_exits_2_with_one_line(simulate_refuses, old, new, field):
     assert old in ROTOR_TOML
-    path = tmp_path / "bad.toml"
-    path.write_text(ROTOR_TOML.replace(old, new, 1))
-    out = tmp_path / "x.csv"
-    res = _run(["simulate", str(path), "--out", str(out)], root)
-    assert res.returncode == 2, res.stderr
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and field + " must " in lines[0] and "got" in lines[0], res.stderr
-    assert not out.exists()
+    simulate_refuses(ROTOR_TOML.replace(old, new, 1), field)
 
 
 def test_the_physics_refuses_a_zero_or_non_finite_axis_and_normalises_any_other():
