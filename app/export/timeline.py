@@ -17,6 +17,7 @@ from ..physics import diagnostics
 from ..physics.integrators import simulate
 from ..physics.state import Trajectory
 from ..scene.body_scene import TRAIL_POINTS
+from ..simulation.recording import SPAN_COLUMNS, Span, thin
 from ..simulation.worker import RECORD_INTERVAL_S
 
 #: longest simulated time between two samples (s): the window records its history this often
@@ -59,6 +60,19 @@ class Timeline:
     def flip_count(self, k: int) -> int:
         """Flips completed up to sample ``k`` (inclusive)."""
         return int(np.searchsorted(self.flips, self.t[k], side="right"))
+
+    def span(self, t0: float | None, t1: float | None = None, max_points: int | None = None) -> Span:
+        """The :class:`~app.simulation.recording.Recording` of the exported run: samples with
+        ``t0 <= t <= t1``, thinned as the window's history is (:func:`thin`)."""
+        lo = 0 if t0 is None else int(np.searchsorted(self.t, t0, side="left"))
+        hi = len(self.t) if t1 is None else int(np.searchsorted(self.t, t1, side="right"))
+        idx = thin(lo, max(hi, lo), max_points)
+        columns = {name: getattr(self, name)[idx] for name in SPAN_COLUMNS}
+        end = self.t[-1] if t1 is None else t1
+        start = -np.inf if t0 is None else t0
+        inside = (self.flips >= start) & (self.flips <= end)
+        return Span(columns=columns, flips=self.flips[inside],
+                    flip_count=int(np.searchsorted(self.flips, end, side="right")), segment_start=float(self.t[0]))
 
     def trail(self, k: int) -> np.ndarray:
         """Orientations of the last :data:`TRAIL_SECONDS` up to sample ``k``, oldest first,

@@ -10,6 +10,8 @@ import threading
 
 import numpy as np
 
+from .recording import thin
+
 #: columns of one history row, in order; 3-vectors take three columns, ``q`` four
 COLUMNS = (
     ("t", 1),       # simulated time (s)
@@ -65,22 +67,23 @@ class History:
             self._size = min(self.capacity, self._size + n)
             self._start = (self._start + overflow) % self.capacity
 
-    def snapshot(self, since: float | None = None, max_points: int | None = None) -> dict:
+    def snapshot(self, since: float | None = None, max_points: int | None = None, until: float | None = None) -> dict:
         """Copies of the columns, oldest first: ``{name: array}``.
 
-        ``since`` keeps rows with ``t >= since``; ``max_points`` thins the rows by a whole
-        stride (always keeping the newest row) so plots stay cheap when showing everything.
+        ``since`` keeps rows with ``t >= since`` and ``until`` rows with ``t <= until``;
+        ``max_points`` thins the rows by a whole stride (:func:`~.recording.thin`, always
+        keeping the newest row) so plots stay cheap when showing everything.
         """
         with self._lock:
             lo = 0 if since is None else self._first_at_or_after(since)
-            count = self._size - lo
-            stride = 1
-            if max_points and count > max_points:
-                stride = -(-count // max_points)
-            # logical positions, newest kept: size-1, size-1-stride, ...
-            logical = np.arange(self._size - 1, lo - 1, -stride)[::-1]
+            hi = self._size if until is None else self._first_after(until)
+            logical = thin(lo, max(hi, lo), max_points)
             block = self._rows[(self._start + logical) % self.capacity]
         return {name: block[:, sl] for name, sl in SLICES.items()}
+
+    def _first_after(self, until: float) -> int:
+        """Logical index of the first row with t > until (lock held)."""
+        return self._first_at_or_after(np.nextafter(until, np.inf))
 
     def _first_at_or_after(self, since: float) -> int:
         """Logical index of the first row with t >= since (binary search; lock held)."""

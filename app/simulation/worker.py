@@ -31,6 +31,7 @@ from ..physics import diagnostics
 from ..physics.errors import DivergenceError, ParameterError
 from ..physics.state import State
 from ..scenario import Scenario
+from .recording import Span
 from .history import WIDTH, History, SLICES
 
 #: simulated time between two history samples at real time or faster (s); slow motion
@@ -246,6 +247,20 @@ class SimulationWorker(threading.Thread):
     def history_since(self, since: float | None = None, max_points: int | None = None) -> dict:
         """Copies of the history columns (see :mod:`.history`)."""
         return self.history.snapshot(since, max_points)
+
+    def span(self, t0: float | None, t1: float | None = None, max_points: int | None = None) -> Span:
+        """The :class:`~.recording.Recording` of the run playing: history rows with
+        ``t0 <= t <= t1``, thinned, with the flips the latest snapshot remembers and the
+        start of the segment (the run's start or its last kick) at ``t1``. Thread: any."""
+        snap = self.latest()
+        columns = self.history.snapshot(t0, max_points, until=t1)
+        end = snap.t if t1 is None else t1
+        flips = np.asarray(snap.flip_times, dtype=float)
+        later = int(np.count_nonzero(flips > end))
+        lo = -np.inf if t0 is None else t0
+        kicks = [k for k in snap.kick_times if k <= end]
+        return Span(columns=columns, flips=flips[(flips >= lo) & (flips <= end)], flip_count=snap.flips - later,
+                    segment_start=kicks[-1] if kicks else float(snap.scenario.initial_state.t))
 
     # ------------------------------------------------------------------ the loop (worker thread)
 
