@@ -53,14 +53,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _integrator(text):
-    from .physics.integrators import INTEGRATORS
+    from .physics.errors import ParameterError
+    from .physics.integrators import integrator_info
 
-    if text not in INTEGRATORS:
-        from .physics.errors import format_value
-
-        raise argparse.ArgumentTypeError(f"--integrator must be one of {', '.join(INTEGRATORS)}, "
-                                         f"got {format_value(text)}")
-    return text
+    try:
+        return integrator_info(text).name
+    except ParameterError as err:
+        raise argparse.ArgumentTypeError(str(ParameterError("--integrator", text, err.rule))) from None
 
 
 def _integrator_help(what: str) -> str:
@@ -179,7 +178,7 @@ def cmd_simulate(args) -> int:
     from .physics import diagnostics
     from .physics.analysis import predicted_flip_period
     from .physics.errors import ParameterError
-    from .physics.integrators import check_run_size, simulate
+    from .physics.integrators import REGISTRY, check_run_size, integrator_info, simulate
     from .simulation.table import POINT_GROUPS, check_finite, check_outputs, parse_outputs, trajectory_table, write_table
 
     out = check_out(args.out, (".csv", ".npz"))
@@ -195,13 +194,14 @@ def cmd_simulate(args) -> int:
     solver = sc.solver
     if args.sample is not None and args.sample > solver.duration:
         raise ParameterError("--sample", args.sample, f"be <= the duration ({solver.duration:g} s)")
-    if args.sample is not None and solver.integrator not in ("dop853", "exact"):
+    if args.sample is not None and integrator_info(solver.integrator).fixed_step:
         # the rows are the integrator's own states: a sample between two steps, or a
         # step shrunk to fit the samples, would not be the run the summary describes
         ratio = args.sample / solver.dt
         if round(ratio) < 1 or abs(ratio - round(ratio)) > 1e-9 * ratio:
             raise ParameterError("--sample", args.sample, f"be a whole multiple of dt ({solver.dt:g} s) for "
-                                 f"{solver.integrator} (only dop853 and exact sample anywhere)")
+                                 f"{solver.integrator} (only {' and '.join(i.name for i in REGISTRY if not i.fixed_step)} "
+                                 "sample anywhere)")
     given = {k for k in ("dt", "duration") if getattr(args, k) is not None}
     check_run_size(solver.integrator, solver.dt, solver.duration, args.sample,
                    blame="duration" if given == {"duration"} else "step",

@@ -3,6 +3,11 @@
 Fixed-step methods run in the compiled kernels (:mod:`.kernels`); ``dop853`` goes through
 scipy's ``solve_ivp`` (dt is its largest step); ``exact`` evaluates the closed-form
 torque-free solution (:mod:`.exact`) at each output time, so no error accumulates.
+
+Every fact about an integrator (name, description, order, torque-free only, row width,
+kernel id...) lives in one :class:`IntegratorInfo` entry of :data:`REGISTRY`, which the
+scenario, the command line and the window read. Adding an integrator is one entry there
+plus its step function in :mod:`.kernels` (a new id dispatched by ``kernels.step``).
 """
 
 from __future__ import annotations
@@ -17,45 +22,6 @@ from . import kernels
 from .errors import DivergenceError, ParameterError
 from .model import Model, compile_model
 from .state import State, Trajectory
-
-#: every integrator the physics core offers, in the order menus show them
-INTEGRATORS = (
-    "euler",
-    "semi-implicit-euler",
-    "rk4",
-    "midpoint",
-    "splitting",
-    "splitting4",
-    "dop853",
-    "exact",
-    "rotmat-euler",
-    "lie-rk4",
-)
-#: one-line descriptions for menus and ``--help``
-DESCRIPTIONS = {
-    "euler": "explicit Euler, 1st order, quaternion renormalised",
-    "semi-implicit-euler": "semi-implicit (symplectic-style) Euler of the course notes, 1st order",
-    "rk4": "classic Runge-Kutta, 4th order, quaternion renormalised",
-    "midpoint": "implicit midpoint, 2nd order, conserves |L| and E of the free body",
-    "splitting": "Lie-Poisson splitting, 2nd order, |L| and world L to round-off",
-    "splitting4": "Yoshida composition of the splitting, 4th order",
-    "dop853": "adaptive Dormand-Prince 8(5,3) via scipy, dt = largest step",
-    "exact": "closed-form torque-free solution (Jacobi elliptic functions)",
-    "rotmat-euler": "course-notes Euler on a rotation matrix, re-orthonormalised every k steps",
-    "lie-rk4": "Runge-Kutta-Munthe-Kaas 4 on SO(3), exponential map, no renormalisation",
-}
-#: theoretical order of convergence of each method
-ORDERS = {"euler": 1, "semi-implicit-euler": 1, "rk4": 4, "midpoint": 2, "splitting": 2, "splitting4": 4,
-          "rotmat-euler": 1, "lie-rk4": 4}
-#: rotmat-euler re-orthonormalisation: schemes by name, and the default (every step, polar)
-REORTHO_SCHEMES = {"polar": kernels.REORTHO_POLAR, "gram-schmidt": kernels.REORTHO_GRAM_SCHMIDT}
-DEFAULT_REORTHO = "polar"
-DEFAULT_REORTHO_EVERY = 1
-#: default tolerances of the adaptive integrator
-DOP853_RTOL = 1e-10
-DOP853_ATOL = 1e-12
-#: a sample interval within this relative amount of a whole number of steps counts as whole
-STEP_FIT_SLACK = 1e-9
 
 # ---------------------------------------------------------------- limits of one run
 # Every run is sized before any work is done (:func:`check_run_size`), so bad input is
@@ -82,9 +48,91 @@ MAX_REORTHO_EVERY = MAX_STEPS
 STEPS_PER_CALL = 500_000
 
 
+@dataclass(frozen=True)
+class IntegratorInfo:
+    """What the program knows about one integrator; :data:`REGISTRY` holds one per method."""
+
+    #: the name users type (``--integrator``, ``solver.integrator``, the window's menu)
+    name: str
+    #: one line for menus and ``--help``
+    description: str
+    #: theoretical order of convergence; None where no step error accumulates (``exact``)
+    order: int | None
+    #: the id :func:`.kernels.step` dispatches on, or None for a method run outside the
+    #: compiled kernels (``dop853`` through scipy, ``exact`` from the closed form), which
+    #: can also sample at any time rather than on its own steps
+    kernel_id: int | None
+    #: numbers in one state row (:mod:`.kernels`); a damper adds ``kernels.DAMPER_WIDTH``
+    row_width: int = kernels.ROW_WIDTH
+    #: the closed form of the free body: no applied torque or force, no damper or rotor
+    torque_free_only: bool = False
+    #: its sub-flows are exact free rigid-body rotations, so a damper or a rotor breaks it
+    rigid_only: bool = False
+    #: the ``[solver]`` fields it reads besides integrator, dt and duration
+    solver_options: tuple[str, ...] = ()
+    #: most steps one run may take (:func:`check_run_size`)
+    max_steps: int = MAX_STEPS
+
+    @property
+    def fixed_step(self) -> bool:
+        """True if it runs in the compiled kernels, one output per whole number of steps."""
+        return self.kernel_id is not None
+
+
+#: every integrator the physics core offers, in the order menus show them (sources of each
+#: method: :mod:`.kernels`, :mod:`.exact`); the one table every reader uses
+REGISTRY: tuple[IntegratorInfo, ...] = (
+    IntegratorInfo("euler", "explicit Euler, 1st order, quaternion renormalised", 1, kernels.EULER),
+    IntegratorInfo("semi-implicit-euler", "semi-implicit (symplectic-style) Euler of the course notes, 1st order",
+                   1, kernels.SEMI_IMPLICIT_EULER),
+    IntegratorInfo("rk4", "classic Runge-Kutta, 4th order, quaternion renormalised", 4, kernels.RK4),
+    IntegratorInfo("midpoint", "implicit midpoint, 2nd order, conserves |L| and E of the free body", 2,
+                   kernels.MIDPOINT),
+    IntegratorInfo("splitting", "Lie-Poisson splitting, 2nd order, |L| and world L to round-off", 2,
+                   kernels.SPLITTING, rigid_only=True),
+    IntegratorInfo("splitting4", "Yoshida composition of the splitting, 4th order", 4, kernels.SPLITTING4,
+                   rigid_only=True),
+    IntegratorInfo("dop853", "adaptive Dormand-Prince 8(5,3) via scipy, dt = largest step", 8, None,
+                   solver_options=("rtol", "atol"), max_steps=MAX_STEPS_DOP853),
+    IntegratorInfo("exact", "closed-form torque-free solution (Jacobi elliptic functions)", None, None,
+                   torque_free_only=True, rigid_only=True),
+    IntegratorInfo("rotmat-euler", "course-notes Euler on a rotation matrix, re-orthonormalised every k steps",
+                   1, kernels.ROTMAT_EULER, row_width=kernels.ROTMAT_ROW_WIDTH,
+                   solver_options=("reorthonormalize", "reorthonormalize_every")),
+    IntegratorInfo("lie-rk4", "Runge-Kutta-Munthe-Kaas 4 on SO(3), exponential map, no renormalisation", 4,
+                   kernels.LIE_RK4),
+)
+_BY_NAME = {info.name: info for info in REGISTRY}
+#: derived views of :data:`REGISTRY`: the names in menu order, and their descriptions
+INTEGRATORS = tuple(_BY_NAME)
+DESCRIPTIONS = {info.name: info.description for info in REGISTRY}
+#: theoretical order of each fixed-step (kernel) method
+ORDERS = {info.name: info.order for info in REGISTRY if info.fixed_step}
+#: methods whose sub-flows are exact free rigid-body rotations: a damper or a rotor breaks them
+SPLITTINGS = tuple(info.name for info in REGISTRY if info.rigid_only and not info.torque_free_only)
+
+
+def integrator_info(name: str) -> IntegratorInfo:
+    """The registry entry of ``name``; raises :class:`ParameterError` for an unknown one."""
+    try:
+        return _BY_NAME[name]
+    except (KeyError, TypeError):  # TypeError: an unhashable value from a file
+        raise ParameterError("integrator", name, "be one of " + ", ".join(INTEGRATORS)) from None
+
+
+#: rotmat-euler re-orthonormalisation: schemes by name, and the default (every step, polar)
+REORTHO_SCHEMES = {"polar": kernels.REORTHO_POLAR, "gram-schmidt": kernels.REORTHO_GRAM_SCHMIDT}
+DEFAULT_REORTHO = "polar"
+DEFAULT_REORTHO_EVERY = 1
+#: default tolerances of the adaptive integrator
+DOP853_RTOL = 1e-10
+DOP853_ATOL = 1e-12
+#: a sample interval within this relative amount of a whole number of steps counts as whole
+STEP_FIT_SLACK = 1e-9
+
 def max_steps(integrator: str) -> int:
     """The step budget of one run of ``integrator`` (see :data:`MAX_STEPS`)."""
-    return MAX_STEPS_DOP853 if integrator == "dop853" else MAX_STEPS
+    return integrator_info(integrator).max_steps
 
 
 def check_run_size(integrator: str, dt: float, duration: float, sample: float | None = None,
@@ -153,9 +201,8 @@ def splitting_order(moments) -> np.ndarray:
 
 
 def validate_integrator(name: str) -> str:
-    if name not in INTEGRATORS:
-        raise ParameterError("integrator", name, "be one of " + ", ".join(INTEGRATORS))
-    return name
+    """``name`` if it is a registered integrator; raises :class:`ParameterError`."""
+    return integrator_info(name).name
 
 
 def validate_dt(dt, duration=None) -> float:
@@ -185,10 +232,6 @@ def validate_tolerances(rtol, atol) -> tuple[float, float]:
     return float(rtol), float(atol)
 
 
-#: methods whose sub-flows are exact free rigid-body rotations: a damper or a rotor breaks them
-SPLITTINGS = ("splitting", "splitting4")
-
-
 def check_exact_applies(model: Model) -> None:
     """Raise unless the closed form applies (no applied torque or force, no damper or rotor;
     gravity is fine)."""
@@ -207,9 +250,10 @@ def check_integrator_applies(model: Model, integrator: str) -> None:
     """Raise unless ``integrator`` can step ``model``: ``exact`` as
     :func:`check_exact_applies`; the splittings refuse a damper or a rotor, whose coupling
     is not among their exactly solved sub-flows (the other methods all carry both)."""
-    if integrator == "exact":
+    info = integrator_info(integrator)
+    if info.torque_free_only:
         check_exact_applies(model)
-    elif integrator in SPLITTINGS and not model.body.is_rigid:
+    elif info.rigid_only and not model.body.is_rigid:
         part = "a damper" if model.body.damper is not None else "a rotor"
         raise ParameterError("integrator", integrator, f"not be a splitting method for a body with {part} "
                              "(its sub-flows are the free rigid body's; use rk4, lie-rk4 or dop853)")
@@ -315,7 +359,7 @@ def simulate(
         raise ParameterError("sample", sample, "be a finite number > 0 and <= duration (s)")
     check_run_size(integrator, dt, duration, None if sample == dt else sample,
                    n_bodies=1 if state0.c.ndim == 1 else len(state0.c))
-    if integrator == "dop853":
+    if "rtol" in integrator_info(integrator).solver_options:
         rtol, atol = validate_tolerances(rtol, atol)
     times = sample_times(float(duration), float(sample))
     options = integrator_options(reorthonormalize, reorthonormalize_every)
@@ -325,17 +369,18 @@ def simulate(
 def _run(model, state0, times, integrator, dt, rtol, atol, progress=None, options=None, rows0=None):
     """(trajectory, final rows) of a run over ``times`` (relative to state0.t)."""
     single = state0.c.ndim == 1
-    width = kernels.ROTMAT_ROW_WIDTH if integrator == "rotmat-euler" else kernels.ROW_WIDTH
+    info = integrator_info(integrator)
+    width = info.row_width
     check_integrator_applies(model, integrator)
     if rows0 is None:
         rows0 = model.to_rows(state0.c, state0.v, state0.q, state0.w, width, s=state0.s)
     options = integrator_options() if options is None else options
-    if integrator == "exact":
+    if info.fixed_step:
+        rows = _run_fixed(model, rows0, times, info.kernel_id, dt, state0.t, progress, options)
+    elif info.torque_free_only:
         rows = _run_exact(model, rows0, times)
-    elif integrator == "dop853":
-        rows = _run_dop853(model, rows0, times, dt, rtol, atol, state0.t)
     else:
-        rows = _run_fixed(model, rows0, times, integrator, dt, state0.t, progress, options)
+        rows = _run_dop853(model, rows0, times, dt, rtol, atol, state0.t)
     c, v, q, w = model.from_rows(rows)
     matrices = model.matrices_from_rows(rows) if width > kernels.ROW_WIDTH else None
     s = model.damper_from_rows(rows)
@@ -350,8 +395,7 @@ def _run(model, state0, times, integrator, dt, rtol, atol, progress=None, option
 PROGRESS_CHUNK = 2000
 
 
-def _run_fixed(model, rows0, times, integrator, dt, t0, progress, options) -> np.ndarray:
-    method = kernels.METHOD_IDS[integrator]
+def _run_fixed(model, rows0, times, method, dt, t0, progress, options) -> np.ndarray:
     order = splitting_order(model.moments)
     n_bodies = rows0.shape[0]
     out = np.empty((len(times), n_bodies, rows0.shape[1]))

@@ -58,17 +58,9 @@ import math
 import numpy as np
 from numba import njit
 
+#: method ids :func:`step` dispatches on; the names and every other fact of each method are
+#: in ``integrators.REGISTRY``
 EULER, SEMI_IMPLICIT_EULER, RK4, MIDPOINT, SPLITTING, SPLITTING4, ROTMAT_EULER, LIE_RK4 = range(8)
-METHOD_IDS = {
-    "euler": EULER,
-    "semi-implicit-euler": SEMI_IMPLICIT_EULER,
-    "rk4": RK4,
-    "midpoint": MIDPOINT,
-    "splitting": SPLITTING,
-    "splitting4": SPLITTING4,
-    "rotmat-euler": ROTMAT_EULER,
-    "lie-rk4": LIE_RK4,
-}
 #: length of ``params`` and where the drag and the internal parts live in it (see the
 #: module docstring)
 N_PARAMS = 45

@@ -20,8 +20,8 @@ from ..physics.integrators import (
     DEFAULT_REORTHO_EVERY,
     DOP853_ATOL,
     DOP853_RTOL,
-    INTEGRATORS,
     check_run_size,
+    integrator_info,
     integrator_options,
     validate_tolerances,
 )
@@ -191,8 +191,10 @@ class SolverSpec:
     reorthonormalize_every: int = DEFAULT_REORTHO_EVERY  # rotmat-euler: every k steps
 
     def validate(self) -> None:
-        if self.integrator not in INTEGRATORS:
-            raise ParameterError("solver.integrator", self.integrator, "be one of " + ", ".join(INTEGRATORS))
+        try:
+            integrator_info(self.integrator)
+        except ParameterError as err:
+            raise err.prefixed("solver") from None
         for name in ("duration", "dt", "rtol", "atol"):
             value = getattr(self, name)
             if not _is_positive_finite(value):
@@ -608,12 +610,8 @@ def to_dict(s: Scenario, base_dir=None) -> dict:
         "dt": s.solver.dt,
         "duration": s.solver.duration,
     }
-    if s.solver.integrator == "dop853":
-        doc["solver"]["rtol"] = s.solver.rtol
-        doc["solver"]["atol"] = s.solver.atol
-    if s.solver.integrator == "rotmat-euler":
-        doc["solver"]["reorthonormalize"] = s.solver.reorthonormalize
-        doc["solver"]["reorthonormalize_every"] = s.solver.reorthonormalize_every
+    for key in integrator_info(s.solver.integrator).solver_options:  # only those its integrator reads
+        doc["solver"][key] = getattr(s.solver, key)
     return doc
 
 

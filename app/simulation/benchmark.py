@@ -20,7 +20,7 @@ import numpy as np
 
 from ..physics import diagnostics, quaternion as quat
 from ..physics.errors import DivergenceError
-from ..physics.integrators import INTEGRATORS, check_exact_applies, check_run_size, simulate
+from ..physics.integrators import INTEGRATORS, check_exact_applies, check_run_size, integrator_info, simulate
 from ..physics.errors import ParameterError
 from ..physics.state import State
 from ..scenario import Scenario
@@ -103,7 +103,7 @@ def _timed(fn) -> float:
 
 def _batch_span(name: str, dt: float, duration: float) -> float:
     """Simulated time of the batched speed measurement (s)."""
-    if name in ("dop853", "exact"):
+    if not integrator_info(name).fixed_step:
         return min(duration, max(10 * dt, 0.01))
     return min(duration, max(100 * dt, 0.1))
 

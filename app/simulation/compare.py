@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..physics.errors import ParameterError
-from ..physics.integrators import INTEGRATORS
+from ..physics.integrators import integrator_info
 from ..scenario import Scenario
 from .worker import check_runnable
 
@@ -40,8 +40,10 @@ def variant(scenario: Scenario, integrator: str | None = None, dt: float | None 
     solver = scenario.solver
     integrator = solver.integrator if integrator is None else integrator
     dt = solver.dt if dt is None else dt
-    if integrator not in INTEGRATORS:
-        raise ParameterError(f"{prefix}integrator", integrator, "be one of " + ", ".join(INTEGRATORS))
+    try:
+        integrator_info(integrator)
+    except ParameterError as err:
+        raise err.prefixed(side) from None
     try:
         dt = float(dt)
     except (TypeError, ValueError):
