@@ -417,7 +417,7 @@ def test_observed_periods_and_phases_from_a_sampled_rk4_run(label, body, w_body,
     periods = theory.observed_polhode_periods(body, traj.t, traj.w)
     assert len(periods) >= 1
     moments, w = _principal(body, w_body)
-    lam = exact._classify(moments, w).lam
+    lam = exact.classify(moments, w).lam
     crossing = lam**2 / 3.0 * SAMPLE**3 / (6.0 * np.sqrt(3.0))
     np.testing.assert_allclose(periods, period, rtol=0, atol=2.0 * crossing * 1.1 + 1e-8)
     momentum = quat.rotate(q0, body.inertia @ w_body)

@@ -3,7 +3,7 @@
 How :func:`torque_free` is put together::
 
     torque_free(moments, q0, w0, t)
-      +- _classify      regime, working frame P, amplitudes, m and m1 = 1 - m, lam, tau0
+      +- classify      regime, working frame P, amplitudes, m and m1 = 1 - m, lam, tau0
       |                 (None if I w0 || w0: steady, q = q0 (x) exp(w0 t / 2))
       +- ellipj_m1      omega(t) = (a1 cn, s2 a2 sn, a3 dn)(lam t + tau0 | m)
       |    +- _agm_table, _ellipj_quarter     A&S 16.4, seeded with sqrt(m1)
@@ -205,8 +205,12 @@ def ellipj_m1(u, m, m1):
 # --------------------------------------------------------------------------------------
 
 
-def _vector(name, value, n):
-    arr = np.asarray(value, dtype=float)
+def check_vector(name, value, n):
+    """``value`` as a finite float array of shape (n,); raises :class:`ParameterError`."""
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise ParameterError(name, value, f"be {n} finite numbers") from None
     if arr.shape != (n,):
         raise ParameterError(name, value, f"have shape ({n},)")
     if not np.all(np.isfinite(arr)):
@@ -214,8 +218,9 @@ def _vector(name, value, n):
     return arr
 
 
-def _check_moments(moments):
-    moments = _vector("moments", moments, 3)
+def check_moments(moments):
+    """Principal moments of inertia (any order) as 3 finite numbers > 0; raises :class:`ParameterError`."""
+    moments = check_vector("moments", moments, 3)
     if np.any(moments <= 0.0):
         raise ParameterError("moments", moments, "be > 0 (principal moments of inertia)")
     return moments
@@ -235,7 +240,7 @@ def _is_steady(moments, w0) -> bool:
 
 
 @dataclass(frozen=True)
-class _Motion:
+class EllipticMotion:
     """The torque-free motion of a non-steady body, in its working principal frame.
 
     Working frame (rows of ``frame`` are its axes in the caller's body coordinates, a
@@ -280,7 +285,7 @@ def _levi_civita(i, j, k) -> float:
     return float(np.linalg.det(np.eye(3)[[i, j, k]]))
 
 
-def _classify(moments, w0) -> _Motion | None:
+def classify(moments, w0) -> EllipticMotion | None:
     """Constants of the elliptic solution, or None for a steady rotation (``I w0 || w0``).
 
     All differences ``l^2 - 2 E J_k = sum_i J_i (J_i - J_k) w_i^2`` are formed term by term
@@ -327,7 +332,7 @@ def _classify(moments, w0) -> _Motion | None:
         quarter = float(ellipk_m1(m1))
         f = s * special.elliprf(c * c, c * c + m1 * s * s, 1.0)  # A&S 17.2, DLMF 19.25.5
         tau0 = f if c >= 0.0 else (2.0 * quarter if s >= 0.0 else -2.0 * quarter) - f
-    return _Motion(
+    return EllipticMotion(
         moments=np.array([j1, j2, j3]),
         frame=frame,
         frame_q=quat.from_matrix(frame),
@@ -363,7 +368,7 @@ def _pi_separatrix(tau, nu):
     return (tau + root * np.arctan(root * np.tanh(tau))) / (1.0 + mu)
 
 
-def _body_angles(motion: _Motion, sn, cn, dn, turns):
+def _body_angles(motion: EllipticMotion, sn, cn, dn, turns):
     """Half-angle terms of B = Rx(theta) Rz(psi) with B^T e_z = I omega / |I omega|.
 
     ``sin theta sin psi, sin theta cos psi, cos theta = n`` (Landau & Lifshitz, Mechanics,
@@ -446,14 +451,14 @@ def torque_free(moments, q0, w0, t):
     w : ndarray, shape t.shape + (3,)
         Angular velocity, body frame.
     """
-    moments = _check_moments(moments)
-    q0 = _vector("q0", q0, 4)
+    moments = check_moments(moments)
+    q0 = check_vector("q0", q0, 4)
     if not np.linalg.norm(q0) > 0.0:
         raise ParameterError("q0", q0, "be a unit quaternion (nonzero)")
     q0 = q0 / np.linalg.norm(q0)
-    w0 = _vector("w0", w0, 3)
+    w0 = check_vector("w0", w0, 3)
     t = _check_times(t)
-    motion = _classify(moments, w0)
+    motion = classify(moments, w0)
     if motion is None:
         return _steady(q0, w0, t)
 
@@ -546,8 +551,8 @@ def flip_period(moments, w0):
         steady rotation, a body with two equal moments (no unique intermediate axis), or
         exactly on the separatrix (one reversal at most, period infinite).
     """
-    moments = _check_moments(moments)
-    motion = _classify(moments, _vector("w0", w0, 3))
+    moments = check_moments(moments)
+    motion = classify(moments, check_vector("w0", w0, 3))
     if motion is None or motion.symmetric or motion.separatrix:
         return None
     return 2.0 * motion.quarter / motion.lam
@@ -573,8 +578,8 @@ def first_flip_time(moments, w0):
         Seconds after t = 0, or None (steady rotation, two equal moments, or a separatrix
         motion whose reversal lies in the past).
     """
-    moments = _check_moments(moments)
-    motion = _classify(moments, _vector("w0", w0, 3))
+    moments = check_moments(moments)
+    motion = classify(moments, check_vector("w0", w0, 3))
     if motion is None or motion.symmetric:
         return None
     if motion.separatrix:
@@ -594,7 +599,7 @@ def _check_symmetric(i_perp, i_axis, w0):
         raise ParameterError("i_perp", i_perp, "be > 0")
     if not (np.isfinite(i_axis) and i_axis > 0.0):
         raise ParameterError("i_axis", i_axis, "be > 0")
-    return float(i_perp), float(i_axis), _vector("w0", w0, 3)
+    return float(i_perp), float(i_axis), check_vector("w0", w0, 3)
 
 
 def symmetric_top(i_perp, i_axis, w0, t):
@@ -667,7 +672,7 @@ def symmetric_top_orientation(i_perp, i_axis, q0, w0, t):
         Unit quaternions, body to world.
     """
     i_perp, i_axis, w0 = _check_symmetric(i_perp, i_axis, w0)
-    q0 = _vector("q0", q0, 4)
+    q0 = check_vector("q0", q0, 4)
     q0 = q0 / np.linalg.norm(q0)
     t = _check_times(t)
     momentum_world = quat.rotate(q0, np.array([i_perp, i_perp, i_axis]) * w0)
@@ -693,6 +698,6 @@ def com_motion(c0, v0, gravity, t):
     -------
     c, v : ndarray, shape t.shape + (3,)
     """
-    c0, v0, g = _vector("c0", c0, 3), _vector("v0", v0, 3), _vector("gravity", gravity, 3)
+    c0, v0, g = check_vector("c0", c0, 3), check_vector("v0", v0, 3), check_vector("gravity", gravity, 3)
     t = _check_times(t)[..., None]
     return c0 + v0 * t + 0.5 * g * t * t, v0 + g * t

@@ -46,7 +46,7 @@ __all__ = [
 
 def _principal_input(moments, w_body):
     """Validated ``(moments, w)``; the moments are principal (any order), w in that frame."""
-    return exact._check_moments(moments), exact._vector("w_body", w_body, 3)
+    return exact.check_moments(moments), exact.check_vector("w_body", w_body, 3)
 
 
 def _motion(moments, w_body):
@@ -57,7 +57,7 @@ def _motion(moments, w_body):
     moments, w = _principal_input(moments, w_body)
     if not has_intermediate_axis(np.sort(moments)):
         return None
-    motion = exact._classify(moments, w)
+    motion = exact.classify(moments, w)
     if motion is None or motion.symmetric or motion.separatrix:
         return None
     return motion

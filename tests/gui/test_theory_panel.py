@@ -30,7 +30,7 @@ def test_t_handle_shows_predictions_and_observes_the_polhode_period(open_window,
     # rk4 at 1 ms adds ~1e-10
     qtbot.waitUntil(lambda: panel.observed["polhode_period"] is not None, timeout=WAIT_MS)
     moments, axes = sc.rigid_body.principal()
-    lam = exact._classify(moments, np.asarray(sc.angular_velocity) @ axes).lam
+    lam = exact.classify(moments, np.asarray(sc.angular_velocity) @ axes).lam
     crossing = lam**2 / 3.0 * RECORD_INTERVAL_S**3 / (6.0 * np.sqrt(3.0))
     observed = panel.observed["polhode_period"]
     assert observed == pytest.approx(expected.polhode_period, abs=2.2 * crossing + 1e-8)

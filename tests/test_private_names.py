@@ -1,0 +1,51 @@
+"""No module uses another module's private names (``from m import _x`` or ``m._x``): a helper
+shared across modules is public in the module that owns it."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+APP = Path(__file__).resolve().parents[1] / "app"
+#: the packages and modules scanned (the lead widens this to all of app/ once the views,
+#: export and scene layers are clean)
+SCANNED = ("physics", "scenario", "simulation", "throws", "cli_support.py")
+
+
+def private_uses(path: Path) -> list[str]:
+    """``line: name`` of every private name ``path`` takes from another module."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    modules, found = set(), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            for a in node.names:
+                if a.name.startswith("_") and not a.name.startswith("__"):
+                    found.append(f"{node.lineno}: from {'.' * node.level}{node.module or ''} import {a.name}")
+                else:
+                    modules.add(a.asname or a.name)  # maybe a module (from . import exact)
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+                and isinstance(node.value, ast.Name) and node.value.id in modules):
+            found.append(f"{node.lineno}: {node.value.id}.{node.attr}")
+    return found
+
+
+def files():
+    for name in SCANNED:
+        target = APP / name
+        yield from (sorted(target.rglob("*.py")) if target.is_dir() else [target])
+
+
+@pytest.mark.parametrize("path", list(files()), ids=lambda p: str(p.relative_to(APP)))
+def test_no_private_name_crosses_a_module(path):
+    assert private_uses(path) == []
+
+
+def test_the_scan_finds_both_forms(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text("from .a import ok, _hidden\nfrom . import exact\nx = exact._classify(1)\ny = self._own\n")
+    assert private_uses(src) == ["1: from .a import _hidden", "3: exact._classify"]
