@@ -140,7 +140,7 @@ def with_solver_flags(sc, args, keys=("integrator", "dt", "duration")):
     """``sc`` with the solver options given on the command line; a refusal names the flag
     the user gave (``--duration``, ``--dt``), else the scenario's field."""
     from .physics.errors import ParameterError
-    from .physics.integrators import check_run_size
+    from .physics.integrators import check_run_size, check_step_fits
     from .scenario import SolverSpec
 
     changes = {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
@@ -148,12 +148,11 @@ def with_solver_flags(sc, args, keys=("integrator", "dt", "duration")):
         return sc
     solver = SolverSpec(**{**sc.solver.__dict__, **changes})
     names = {k: f"--{k}" if k in changes else f"solver.{k}" for k in ("dt", "duration")}
-    if solver.dt > solver.duration:
-        if "duration" in changes and "dt" not in changes:
-            raise ParameterError("--duration", solver.duration, f"be >= the scenario's step dt ({solver.dt:g} s)")
-        raise ParameterError("--dt", solver.dt, f"be <= the duration ({solver.duration:g} s)")
-    check_run_size(solver.integrator, solver.dt, solver.duration, names=names, samples=False,
-                   blame="duration" if "duration" in changes and "dt" not in changes else "step")
+    blame = "duration" if "duration" in changes and "dt" not in changes else "step"
+    check_step_fits(solver.dt, solver.duration, blame=blame,
+                    names={"dt": "--dt", "duration": "the duration"} if blame == "step" else
+                    {"duration": "--duration", "dt": "the scenario's step dt"})
+    check_run_size(solver.integrator, solver.dt, solver.duration, names=names, samples=False, blame=blame)
     try:
         return sc.replace(solver=solver)
     except ParameterError as err:

@@ -227,7 +227,10 @@ def check_moments(moments):
 
 
 def _check_times(t):
-    t = np.asarray(t, dtype=float)
+    try:
+        t = np.asarray(t, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise ParameterError("t", t, "be finite numbers (s)") from None
     if not np.all(np.isfinite(t)):
         raise ParameterError("t", t, "be finite")
     return t

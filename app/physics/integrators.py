@@ -205,15 +205,33 @@ def validate_integrator(name: str) -> str:
     return integrator_info(name).name
 
 
+def check_step_fits(dt: float, duration: float, names: dict | None = None, blame: str = "step") -> None:
+    """Refuse a step longer than its run (``dt <= duration``): the one place this rule lives.
+
+    ``names`` maps ``"dt"`` and ``"duration"`` to what the user knows them by (the field of
+    the error, or the words its rule refers to the other one with: "the scenario's duration");
+    ``blame`` is the one the message asks to change: ``"step"`` (dt, the default) or
+    ``"duration"``. Both must already be numbers. Raises :class:`ParameterError`.
+    """
+    names = {"dt": "dt", "duration": "duration", **(names or {})}
+    if float(dt) <= float(duration):
+        return
+    if blame == "duration":
+        raise ParameterError(names["duration"], duration, f"be >= {names['dt']} ({float(dt):g} s)")
+    raise ParameterError(names["dt"], dt, f"be <= {names['duration']} ({float(duration):g} s)")
+
+
 def validate_dt(dt, duration=None) -> float:
+    """``dt`` as a float if finite, > 0 and (given ``duration``) no longer than the run;
+    raises :class:`ParameterError`."""
     try:
         ok = math.isfinite(float(dt)) and float(dt) > 0
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         ok = False
     if not ok:
         raise ParameterError("dt", dt, "be a finite number > 0 (s)")
-    if duration is not None and float(dt) > float(duration):
-        raise ParameterError("dt", dt, f"be <= duration ({float(duration):.6g} s)")
+    if duration is not None:
+        check_step_fits(dt, duration)
     return float(dt)
 
 

@@ -24,7 +24,10 @@ DRAG_MODELS = ("linear", "quadratic")
 
 
 def _vector(name: str, value) -> np.ndarray:
-    v = np.asarray(value, dtype=float) if not isinstance(value, np.ndarray) else value.astype(float)
+    try:
+        v = np.asarray(value, dtype=float) if not isinstance(value, np.ndarray) else value.astype(float)
+    except (TypeError, ValueError, OverflowError):  # text, or a number too large for a float
+        raise ParameterError(name, value, "be a 3-vector") from None
     if v.shape != (3,):
         raise ParameterError(name, value, "be a 3-vector")
     if not np.all(np.isfinite(v)):

@@ -21,6 +21,7 @@ from ..physics.integrators import (
     DOP853_ATOL,
     DOP853_RTOL,
     check_run_size,
+    check_step_fits,
     integrator_info,
     integrator_options,
     validate_tolerances,
@@ -199,8 +200,7 @@ class SolverSpec:
             value = getattr(self, name)
             if not _is_positive_finite(value):
                 raise ParameterError(f"solver.{name}", value, "be a finite number > 0")
-        if self.dt > self.duration:
-            raise ParameterError("solver.dt", self.dt, f"be <= solver.duration ({self.duration:g} s)")
+        check_step_fits(self.dt, self.duration, names=SOLVER_NAMES)
         try:
             integrator_options(self.reorthonormalize, self.reorthonormalize_every)
             validate_tolerances(self.rtol, self.atol)

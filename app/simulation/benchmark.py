@@ -20,7 +20,14 @@ import numpy as np
 
 from ..physics import diagnostics, quaternion as quat
 from ..physics.errors import DivergenceError
-from ..physics.integrators import INTEGRATORS, check_exact_applies, check_run_size, integrator_info, simulate
+from ..physics.integrators import (
+    INTEGRATORS,
+    check_exact_applies,
+    check_run_size,
+    check_step_fits,
+    integrator_info,
+    simulate,
+)
 from ..physics.errors import ParameterError
 from ..physics.state import State
 from ..scenario import Scenario
@@ -34,6 +41,8 @@ REFERENCE_RTOL = 2.5e-14
 REFERENCE_ATOL = 1e-16
 #: bodies in the batched speed measurement
 BATCH_BODIES = 1000
+#: how a step longer than the scenario is refused (the bench's steps come from --dt)
+STEP_NAMES = {"dt": "--dt", "duration": "the scenario's duration"}
 #: timing repeats (best of) for the single-body measurement
 TIMING_REPEATS = 3
 
@@ -114,8 +123,7 @@ def check_bench_size(scenarios: list[Scenario], integrators: list[str] | None, d
     for sc in scenarios:
         duration = sc.solver.duration
         for dt in dts:
-            if dt > duration:
-                raise ParameterError("--dt", dt, f"be <= the scenario's duration ({duration:g} s)")
+            check_step_fits(dt, duration, names=STEP_NAMES)
             for name in integrators or INTEGRATORS:
                 check_run_size(name, dt, duration, _sample_for(dt, duration), names={"dt": "--dt", "sample": "--dt"})
                 check_run_size(name, dt, _batch_span(name, dt, duration), n_bodies=BATCH_BODIES,
@@ -146,8 +154,7 @@ def run_bench(
         except ParameterError:
             exact_ok = False
         for dt in dts or [sc.solver.dt]:
-            if dt > duration:
-                raise ParameterError("--dt", dt, f"be <= the scenario's duration ({duration:g} s)")
+            check_step_fits(dt, duration, names=STEP_NAMES)
             sample = _sample_for(dt, duration)
             refs = {}
 

@@ -13,7 +13,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..physics.errors import ParameterError
-from ..physics.integrators import integrator_info
+from ..physics.integrators import check_step_fits, integrator_info
 from ..scenario import Scenario
 from .worker import check_runnable
 
@@ -50,8 +50,7 @@ def variant(scenario: Scenario, integrator: str | None = None, dt: float | None 
         raise ParameterError(f"{prefix}dt", dt, "be a number (s)") from None
     if not (dt > 0 and dt < float("inf")):
         raise ParameterError(f"{prefix}dt", dt, "be a finite number > 0 (s)")
-    if dt > solver.duration:
-        raise ParameterError(f"{prefix}dt", dt, f"be <= the scenario's duration ({solver.duration:g} s)")
+    check_step_fits(dt, solver.duration, names={"dt": f"{prefix}dt", "duration": "the scenario's duration"})
     try:
         sc = scenario.replace(solver=replace(solver, integrator=integrator, dt=dt))
         check_runnable(sc)

@@ -48,7 +48,7 @@ import numpy as np
 from ..physics.body import Body
 from ..physics.errors import ParameterError
 from ..physics.body import EQUAL_MOMENTS
-from ..physics.integrators import MAX_SAMPLES, check_run_size, simulate
+from ..physics.integrators import MAX_SAMPLES, check_run_size, simulate, validate_dt
 from ..physics.model import compile_model
 from ..physics.state import State
 
@@ -246,8 +246,7 @@ def stability_map(
     moments, axes = body.principal()
     if dt is None:
         dt = choose_dt(moments, omega_norm, duration)
-    if not (math.isfinite(dt) and 0 < dt <= duration):
-        raise ParameterError("dt", dt, f"be a finite number > 0 and <= duration ({duration:g} s)")
+    dt = validate_dt(dt, duration)
     check_run_size(integrator, dt, duration, sample=duration, n_bodies=int(n_directions),
                    blame="bodies" if blame == "directions" else "duration",
                    names={"bodies": "directions", "duration": "duration"})
