@@ -13,13 +13,14 @@ import math
 import os
 import re
 import sys
-from pathlib import Path
 
 from .cli_support import (
     ProgressBar,
     check_out,
+    check_out_folder,
     nonnegative,
     number_flag,
+    number_type,
     parse_point,
     positive,
     whole,
@@ -112,6 +113,13 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--seconds", type=positive("--seconds"), default=60.0, help="GUI bench length (s)")
     b.add_argument("--speed", type=positive("--speed"), default=1.0, help="GUI bench playback speed")
     b.add_argument("--view", default="main", help="GUI bench: the view measured (default main)")
+    from .gui.bench import MAX_REFERENCE_SECONDS, REFERENCE_SECONDS  # a light module: constants, no Qt
+
+    b.add_argument("--reference-seconds", metavar="S",
+                   type=number_type("--reference-seconds", f"be a number from 0 to {MAX_REFERENCE_SECONDS:g}",
+                                    lambda v: 0 <= v <= MAX_REFERENCE_SECONDS),
+                   help="GUI bench: seconds the simplest pyvistaqt window is measured after the view, for "
+                        f"fps_ratio (default: --seconds, at most {REFERENCE_SECONDS:g}; 0 skips it)")
 
     st = sub.add_parser("stability", help="map how far omega wanders, for spin axes all over the sphere")
     st.add_argument("scenario", help="preset name or TOML file (its body and |omega| are used)")
@@ -332,30 +340,15 @@ DEFAULT_BENCH_DT = [0.01, 0.005, 0.0025, 0.001]
 
 def cmd_bench(args) -> int:
     if args.gui:
-        from .gui.bench import run_gui_bench
+        from .gui.bench import figures_text, run_gui_bench
 
-        fig = run_gui_bench(seconds=args.seconds, speed=args.speed, view=args.view)
-        if args.json:
-            print(json.dumps(fig))
-        else:
-            print(f"fps {fig['fps']:.1f}, real-time factor {fig['realtime_factor']:.3f}, "
-                  f"first frame {fig['startup_s']:.2f} s, memory growth {fig['memory_growth_mb']:.1f} MB")
+        fig = run_gui_bench(seconds=args.seconds, speed=args.speed, view=args.view,
+                            reference_seconds=args.reference_seconds)
+        print(json.dumps(fig) if args.json else figures_text(fig))
         return EXIT_OK
-    from .physics.errors import ParameterError
     from .simulation.benchmark import check_bench_size, markdown_table, run_bench, text_table
 
-    out_dir = None
-    if args.out:
-        out_dir = Path(args.out)
-        try:
-            if out_dir.exists() and not out_dir.is_dir():
-                raise ParameterError("--out", args.out, "be a folder")
-            parent = out_dir if out_dir.exists() else (out_dir.parent if str(out_dir.parent) else Path("."))
-            writable = parent.is_dir() and os.access(parent, os.W_OK)
-        except OSError:  # a name longer than the system takes
-            writable = False
-        if not writable:
-            raise ParameterError("--out", args.out, "be a writable folder")
+    out_dir = check_out_folder(args.out) if args.out else None
     scenarios = [_load_scenario(s) for s in (args.scenarios or DEFAULT_BENCH)]
     dts = args.dt or DEFAULT_BENCH_DT
     check_bench_size(scenarios, args.integrators, dts)

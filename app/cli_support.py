@@ -136,6 +136,24 @@ def check_out(path: str, suffixes: tuple[str, ...], flag: str = "--out") -> Path
     return check_target(path, flag)
 
 
+def check_out_folder(path: str, flag: str = "--out") -> Path:
+    """The folder ``path`` (made later if missing) if it is one, or its parent is a
+    writable folder; raises :class:`ParameterError` naming ``flag``."""
+    from .physics.errors import ParameterError
+
+    folder = Path(path)
+    try:
+        if folder.exists() and not folder.is_dir():
+            raise ParameterError(flag, path, "be a folder")
+        parent = folder if folder.exists() else (folder.parent if str(folder.parent) else Path("."))
+        writable = parent.is_dir() and os.access(parent, os.W_OK)
+    except OSError:  # a name longer than the system takes
+        writable = False
+    if not writable:
+        raise ParameterError(flag, path, "be a writable folder")
+    return folder
+
+
 def with_solver_flags(sc, args, keys=("integrator", "dt", "duration")):
     """``sc`` with the solver options given on the command line; a refusal names the flag
     the user gave (``--duration``, ``--dt``), else the scenario's field."""

@@ -1,5 +1,6 @@
 """``tumble bench --gui``: measure the real window (1280x800, default preset, scene and all
-plots live): frames drawn per second, real-time factor, start-up time and memory growth.
+plots live): frames drawn per second, real-time factor, start-up time and memory growth,
+and the same machine's simplest pyvistaqt window as a reference for the frame rate.
 
 A benchmark prints figures; it does not pass or fail.
 """
@@ -17,6 +18,15 @@ BENCH_PRESET = "t-handle"
 #: at most this fraction of the run
 WARMUP_S = 5.0
 WARMUP_FRACTION = 0.2
+#: longest the reference window is measured after its warm-up (s); by default it is
+#: measured as long as the view, up to this
+REFERENCE_SECONDS = 10.0
+#: longest reference measurement accepted on the command line (s)
+MAX_REFERENCE_SECONDS = 3600.0
+#: the reference window's frame timer (ms): the windows' 16 ms frame clock (about 62 fps)
+REFERENCE_INTERVAL_MS = 16
+#: the reference box turns this much about its vertical axis every frame (degrees)
+REFERENCE_TURN_DEG = 1.0
 
 
 def process_age() -> float:
@@ -36,14 +46,102 @@ def rss_mb() -> float:
     return resident_pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def run_gui_bench(seconds: float = 60.0, speed: float = 1.0, view: str = "main") -> dict:
+def warmup_seconds(seconds: float) -> float:
+    """Warm-up before counting for a measurement of ``seconds`` (s)."""
+    return min(WARMUP_S, WARMUP_FRACTION * seconds)
+
+
+def run_reference_window(seconds: float = REFERENCE_SECONDS) -> float:
+    """Frames per second of the simplest pyvistaqt window on this machine.
+
+    One ``QtInteractor`` alone (multisampling off, :data:`BENCH_SIZE`, the scene's
+    background) with one box, turned a little and repainted on every tick of a frame timer
+    at :data:`REFERENCE_INTERVAL_MS`; frames are counted as the render window ends them,
+    over ``seconds`` after the same warm-up as the view. The window is closed before return.
+    Runs its own event loop: call it from the command line's process, never inside a test
+    process that goes on (pytest-qt's loop would be left spinning).
+    """
+    import pyvista as pv
+    from PyQt5.QtCore import Qt, QTimer
+    from pyvistaqt import QtInteractor
+
+    from ..scene.style import BACKGROUND
+    from .launch import qt_application
+
+    app = qt_application()
+    plotter = QtInteractor(multi_samples=0, auto_update=False)
+    plotter.setWindowTitle("Tumble bench: reference window")
+    plotter.resize(*BENCH_SIZE)
+    plotter.set_background(BACKGROUND)
+    box = plotter.add_mesh(pv.Box(bounds=(-0.6, 0.6, -0.3, 0.3, -0.15, 0.15)), color="#c8a165")
+    plotter.view_isometric()
+    drawn = {"frames": 0}
+    mark: dict = {}
+
+    def on_rendered(*_args):
+        drawn["frames"] += 1
+        if "first" not in mark and plotter.isVisible():
+            mark["first"] = True
+            QTimer.singleShot(int(warmup_seconds(seconds) * 1000), start_counting)
+
+    def on_tick():
+        box.rotate_z(REFERENCE_TURN_DEG)
+        plotter.update()  # a Qt paint, one render, as the window asks for its scene
+        # (plotter.render() would draw once now and once more in the paint it causes)
+
+    def start_counting():
+        mark["wall"] = time.perf_counter()
+        mark["frames"] = drawn["frames"]
+        QTimer.singleShot(int(seconds * 1000), stop_counting)
+
+    def stop_counting():
+        mark["fps"] = (drawn["frames"] - mark["frames"]) / (time.perf_counter() - mark["wall"])
+        close()
+
+    def close():
+        if "closed" not in mark:
+            mark["closed"] = True
+            frame_timer.stop()
+            plotter.close()
+        app.quit()
+
+    plotter.ren_win.AddObserver("EndEvent", on_rendered)
+    frame_timer = QTimer()
+    frame_timer.setTimerType(Qt.PreciseTimer)  # as the window's frame timer
+    frame_timer.timeout.connect(on_tick)
+    frame_timer.start(REFERENCE_INTERVAL_MS)
+    plotter.show()
+    app.exec_()
+    close()  # the loop may have ended some other way (the window closed by hand)
+    plotter.deleteLater()
+    app.processEvents()
+    if "fps" not in mark:
+        raise RuntimeError("the reference window closed before the measurement ended")
+    return mark["fps"]
+
+
+def figures_text(fig: dict) -> str:
+    """The figures of :func:`run_gui_bench` as the command line prints them."""
+    lines = [f"fps {fig['fps']:.1f}, real-time factor {fig['realtime_factor']:.3f}, "
+             f"first frame {fig['startup_s']:.2f} s, memory growth {fig['memory_growth_mb']:.1f} MB"]
+    if fig["reference_fps"] is not None:
+        lines.append(f"reference window fps {fig['reference_fps']:.1f}, fps ratio {fig['fps_ratio']:.3f} "
+                     "(view / simplest pyvistaqt window, same run)")
+    return "\n".join(lines)
+
+
+def run_gui_bench(seconds: float = 60.0, speed: float = 1.0, view: str = "main",
+                  reference_seconds: float | None = None) -> dict:
     """Open ``view`` (the main window by default), run ``seconds`` of wall time at
-    ``speed``, return the figures.
+    ``speed``, then the reference window for ``reference_seconds`` (default: ``seconds``
+    up to :data:`REFERENCE_SECONDS`; 0 skips it); return the figures.
 
     Keys: ``fps`` (scene frames drawn per wall second), ``realtime_factor`` (simulated
     seconds per wall second, so ``speed`` when the worker keeps up), ``startup_s`` (process
     start to the first drawn frame), ``memory_growth_mb`` (RSS at the end minus RSS after
-    the warm-up), plus ``speed``, ``seconds``, ``frames`` and ``rss_mb``.
+    the warm-up), plus ``speed``, ``seconds``, ``frames`` and ``rss_mb``; ``reference_fps``
+    (:func:`run_reference_window`, measured after the view so that it cannot delay the
+    view's start-up) and ``fps_ratio`` (``fps / reference_fps``), both None when skipped.
     """
     from ..scenario import load
     from .launch import qt_application
@@ -59,7 +157,7 @@ def run_gui_bench(seconds: float = 60.0, speed: float = 1.0, view: str = "main")
     window.resize(*BENCH_SIZE)
     window.set_speed(speed)
     window.set_repeat(True)  # a long run at 10x goes round the scenario many times
-    warmup = min(WARMUP_S, WARMUP_FRACTION * seconds)
+    warmup = warmup_seconds(seconds)
     fig: dict = {"speed": float(speed), "seconds": float(seconds)}
     mark: dict = {}
 
@@ -93,5 +191,9 @@ def run_gui_bench(seconds: float = 60.0, speed: float = 1.0, view: str = "main")
     if "fps" not in fig:
         raise RuntimeError("the GUI benchmark window closed before the measurement ended")
     fig["view"] = view
+    if reference_seconds is None:
+        reference_seconds = min(seconds, REFERENCE_SECONDS)
+    fig["reference_fps"] = run_reference_window(reference_seconds) if reference_seconds > 0 else None
+    fig["fps_ratio"] = fig["fps"] / fig["reference_fps"] if fig["reference_fps"] else None
     return {k: fig[k] for k in ("fps", "realtime_factor", "startup_s", "memory_growth_mb",
-                                "speed", "seconds", "frames", "rss_mb", "view")}
+                                "speed", "seconds", "frames", "rss_mb", "view", "reference_fps", "fps_ratio")}
