@@ -13,9 +13,8 @@ from .schema import (  # noqa: F401
     Scenario,
     SolverSpec,
     SHAPES,
-    from_dict,
-    to_dict,
 )
+from .document import from_dict, to_dict  # noqa: F401
 from .files import (  # noqa: F401
     PRESETS_DIR,
     dumps,

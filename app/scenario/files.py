@@ -21,7 +21,8 @@ import tomli_w
 
 from ..atomic import write_text
 from ..physics.errors import ParameterError
-from .schema import Scenario, from_dict, to_dict
+from .document import from_dict, to_dict
+from .schema import Scenario
 
 #: largest scenario file read (characters): a scenario is well under a few kilobytes (a
 #: mesh body's triangles live in their own file)
