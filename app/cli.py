@@ -255,82 +255,12 @@ def cmd_presets(args) -> int:
     return EXIT_OK
 
 
-def inspect_dict(sc) -> dict:
-    """The body report of ``tumble inspect`` (JSON-ready)."""
-    import numpy as np
-
-    from .physics import diagnostics, theory
-    from .physics.analysis import predicted_flip_period
-    from .physics.body import has_intermediate_axis
-
-    body = sc.rigid_body
-    moments, axes = body.principal()
-    s0 = sc.initial_state
-    L0 = diagnostics.angular_momentum(body, s0.q, s0.w, s0.s)
-    E0 = float(diagnostics.kinetic_energy(body, s0.v, s0.w, s0.s)
-               + diagnostics.potential_energy(body, sc.gravity, s0.c))
-    return {
-        "name": sc.name,
-        "shape": body.shape,
-        "mass": body.mass,
-        "inertia": body.inertia.tolist(),
-        "principal_moments": moments.tolist(),
-        "principal_axes": axes.T.tolist(),
-        # None for a body with two equal moments: it has no intermediate axis to flip about
-        "intermediate_axis": axes[:, 1].tolist() if has_intermediate_axis(moments) else None,
-        "center_of_mass": np.asarray(body.center_of_mass).tolist(),
-        "L0": L0.tolist(),
-        "E0": E0,
-        "flip_period": predicted_flip_period(body, sc.angular_velocity),
-        **theory.predict(body, sc.angular_velocity, sc.applied_loads).as_dict(),
-        **_gyrostat_keys(sc),
-    }
-
-
-def _gyrostat_keys(sc) -> dict:
-    """``rotor_threshold`` (kg m^2/s) and ``final_energy`` (J, rotational) of a body with a
-    rotor or a damper (null where not defined; see :mod:`app.physics.gyrostat`)."""
-    from .physics import gyrostat
-
-    body, s0 = sc.rigid_body, sc.initial_state
-    torque_free = not sc.applied_loads.has_torque
-    return {"rotor_threshold": gyrostat.rotor_threshold(body, s0.w),
-            "final_energy": gyrostat.final_energy(body, s0.w, s0.s) if torque_free else None}
-
-
 def cmd_inspect(args) -> int:
+    from .scenario.inspection import inspect_dict, inspect_text
+
     sc = _load_scenario(args.scenario)
     info = inspect_dict(sc)
-    if args.json:
-        print(json.dumps(info))
-        return EXIT_OK
-
-    def vec(v):
-        return "[" + ", ".join(f"{x: .6g}" for x in v) + "]"
-
-    print(f"{sc.name} ({info['shape']})")
-    print(f"  mass               {info['mass']:.6g} kg")
-    print("  inertia (kg m^2)   " + "\n                     ".join(vec(r) for r in info["inertia"]))
-    print(f"  principal moments  {vec(info['principal_moments'])} kg m^2 (ascending)")
-    for k, (m, a) in enumerate(zip(info["principal_moments"], info["principal_axes"])):
-        tag = "  <- intermediate (unstable)" if k == 1 and info["intermediate_axis"] is not None else ""
-        print(f"  axis {k + 1}             {vec(a)} (I = {m:.6g}){tag}")
-    if info["intermediate_axis"] is None:
-        print("  (two or three moments are equal: a symmetric body, no intermediate axis)")
-    print(f"  centre of mass     {vec(info['center_of_mass'])} m")
-    print(f"  L0 (world)         {vec(info['L0'])} kg m^2/s")
-    print(f"  E0                 {info['E0']:.9g} J")
-    fp = info["flip_period"]
-    print(f"  flip period        {'none (no flip)' if fp is None else f'{fp:.9g} s'}")
-    for key, label, unit in (("polhode_period", "polhode period", "s (omega repeats in the body)"),
-                             ("growth_rate", "growth rate", "1/s (near the intermediate axis)"),
-                             ("montgomery_phase", "Montgomery phase", "rad (turn about L per polhode period)")):
-        value = info[key]
-        print(f"  {label:<18} {'none' if value is None else f'{value:.9g} {unit}'}")
-    if info["rotor_threshold"] is not None:
-        print(f"  rotor threshold    {info['rotor_threshold']:.9g} kg m^2/s (h along the spin above it: stable)")
-    if info["final_energy"] is not None:
-        print(f"  final energy       {info['final_energy']:.9g} J (rotational, once the damper has settled)")
+    print(json.dumps(info) if args.json else inspect_text(sc.name, info))
     return EXIT_OK
 
 
