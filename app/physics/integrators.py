@@ -108,8 +108,6 @@ INTEGRATORS = tuple(_BY_NAME)
 DESCRIPTIONS = {info.name: info.description for info in REGISTRY}
 #: theoretical order of each fixed-step (kernel) method
 ORDERS = {info.name: info.order for info in REGISTRY if info.fixed_step}
-#: methods whose sub-flows are exact free rigid-body rotations: a damper or a rotor breaks them
-SPLITTINGS = tuple(info.name for info in REGISTRY if info.rigid_only and not info.torque_free_only)
 
 
 def integrator_info(name: str) -> IntegratorInfo:
@@ -265,9 +263,9 @@ def check_exact_applies(model: Model) -> None:
 
 
 def check_integrator_applies(model: Model, integrator: str) -> None:
-    """Raise unless ``integrator`` can step ``model``: ``exact`` as
-    :func:`check_exact_applies`; the splittings refuse a damper or a rotor, whose coupling
-    is not among their exactly solved sub-flows (the other methods all carry both)."""
+    """Raise unless ``integrator`` can step ``model``: a torque-free-only method (``exact``)
+    as :func:`check_exact_applies`; a rigid-only one (the splittings) refuses a damper or a
+    rotor, whose coupling is not among its exactly solved sub-flows (the others carry both)."""
     info = integrator_info(integrator)
     if info.torque_free_only:
         check_exact_applies(model)
