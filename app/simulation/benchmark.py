@@ -170,8 +170,8 @@ def run_bench(
                     progress(done / total, f"{sc.name} {name} dt={dt:g}")
                 row = {"scenario": sc.name, "integrator": name, "dt": dt}
                 try:
-                    if name == "exact" and not exact_ok:
-                        raise ParameterError("integrator", "exact", "be used only without applied torques or forces")
+                    if integrator_info(name).torque_free_only and not exact_ok:
+                        raise ParameterError("integrator", name, "be used only without applied torques or forces")
                     opts = sc.solver.options
                     traj = simulate(model, state0, name, dt, duration, sample=sample, **opts)
                     ref = reference("exact" if exact_ok and name != "exact" else "dop853")
