@@ -135,6 +135,7 @@ class PlotPanel:
             for ax, title in zip(axes, titles):
                 ax.set_title(title.get_text(), color=TEXT_COLOR, fontsize=fs, loc="left", pad=TITLE_PAD + 1.2 * fs)
             self.canvas.draw()
+        self.titles = titles  # the rows' title texts
         self._background = self.canvas.copy_from_bbox(fig.bbox)
 
     def _add_markers(self, ax, flips) -> None:
