@@ -105,3 +105,14 @@ def test_titles_and_keys_never_overlap_and_stay_in_the_panel(size):
         assert not box.overlaps(key), title.get_text()
         assert box.y1 <= size[1] and key.x1 <= size[0] + 1
         assert box.y0 >= ax.get_window_extent(renderer).y1  # above its plot, not on the curves
+
+
+def test_a_run_that_leaves_the_finite_world_still_gets_finite_axes():
+    tl = synthetic_timeline()
+    tl.w[1500:, 1] = np.nan
+    tl.w[1600:, 2] = np.inf
+    panel = PlotPanel(SIZE, MAIN_PLOTS, (tl,), float(tl.t[-1]), t_start=0.0)
+    panel.render(float(tl.t[-1]))
+    lo, hi = panel.canvas.figure.axes[1].get_ylim()
+    finite = tl.w[np.isfinite(tl.w)]
+    assert np.isfinite([lo, hi]).all() and lo < finite.min() and hi > finite.max()

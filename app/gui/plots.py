@@ -23,7 +23,7 @@ from PyQt5.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayo
 
 from ..scene.style import TEXT_COLOR
 from ..views.plots import (COMPARE_PLOTS, FLIP_COLOR, KICK_COLOR, MAIN_PLOTS, TIME_TITLE, TIME_UNIT, WINDOWS,
-                           PlotSpec, curve_values, power_of_ten, row_title, value_range)
+                           PlotSpec, curve_values, finite_bounds, power_of_ten, row_title, value_range)
 
 #: most points per curve handed to pyqtgraph (the history is thinned by a whole stride)
 MAX_POINTS = 2000
@@ -141,6 +141,7 @@ class SpecPlots(pg.GraphicsLayoutWidget):
         if all(len(t) == 0 for t in ts):
             self.clear_curves()
             return
+        exponents = []
         for i, (plot, row, curves) in enumerate(zip(self.plots, self.spec.rows, self.row_curves)):
             log = self.log_drift and row.log_magnitude
             drawn = []
@@ -152,8 +153,10 @@ class SpecPlots(pg.GraphicsLayoutWidget):
                     drawn.append(y)
             if i == 0:
                 self._set_x_range(ts)
-            self._exponents[i] = fit_y(plot, *drawn, scaled=not log)
-        self._titles()  # set_title writes only what changed
+            exponents.append(fit_y(plot, *drawn, scaled=not log))
+        if exponents != self._exponents:
+            self._exponents = exponents
+            self._titles()
         if any(row.markers for row in self.spec.rows):
             if snapshot is not None:
                 flips, kicks = snapshot.flip_times[-MAX_MARKERS:], snapshot.kick_times[-MAX_MARKERS:]
@@ -292,9 +295,10 @@ def legend_share(plot) -> float:
 def fit_y(plot, *arrays, scaled: bool = True) -> int:
     """Fit the vertical range to ``arrays`` with the legend's band free above them, and
     label the numbers in a power of ten (``scaled``); returns that power."""
-    exponent = power_of_ten(*arrays) if scaled else 0
+    bounds = finite_bounds(*arrays)
+    exponent = power_of_ten(bounds=bounds) if scaled else 0
     plot.getAxis("left").setScale(10.0 ** -exponent)
-    plot.vb.setRange(yRange=value_range(*arrays, free=legend_share(plot)), padding=0)
+    plot.vb.setRange(yRange=value_range(bounds=bounds, free=legend_share(plot)), padding=0)
     return exponent
 
 

@@ -137,12 +137,29 @@ def log_magnitude(values) -> np.ndarray:
     return np.log10(np.maximum(np.abs(values), LOG_FLOOR))
 
 
-def power_of_ten(*arrays) -> int:
-    """The power of ten (a multiple of 3) the numbers of ``arrays`` are labelled in: 0 when
-    their largest finite magnitude is in PLAIN_RANGE (or there is none)."""
-    finite = [np.abs(np.asarray(a, dtype=float)) for a in arrays]
-    finite = [a[np.isfinite(a)] for a in finite]
-    top = max((float(a.max()) for a in finite if a.size), default=0.0)
+def finite_bounds(*arrays) -> tuple[float, float] | None:
+    """(lowest, highest) finite value of ``arrays``, None when there is none."""
+    lows, highs = [], []
+    for a in arrays:
+        a = np.asarray(a, dtype=float)
+        if a.size:
+            lo, hi = float(a.min()), float(a.max())
+            if not (np.isfinite(lo) and np.isfinite(hi)):  # a run that left the finite world
+                a = a[np.isfinite(a)]
+                if not a.size:
+                    continue
+                lo, hi = float(a.min()), float(a.max())
+            lows.append(lo)
+            highs.append(hi)
+    return (min(lows), max(highs)) if lows else None
+
+
+def power_of_ten(*arrays, bounds=None) -> int:
+    """The power of ten (a multiple of 3) the numbers of ``arrays`` (or of their
+    :func:`finite_bounds`) are labelled in: 0 when their largest magnitude is in PLAIN_RANGE
+    (or there is none)."""
+    bounds = finite_bounds(*arrays) if bounds is None else bounds
+    top = 0.0 if bounds is None else max(abs(bounds[0]), abs(bounds[1]))
     if top == 0.0 or PLAIN_RANGE[0] <= top < PLAIN_RANGE[1]:
         return 0
     return 3 * int(np.floor(np.log10(top) / 3))
@@ -160,15 +177,14 @@ def row_title(row: PlotRow, exponent: int = 0, log: bool = False, short: bool = 
     return title if exponent == 0 else f"{title}, ×{power}"
 
 
-def value_range(*arrays, pad: float = 0.08, free: float = 0.0) -> tuple[float, float]:
-    """(low, high) of the values, padded, with the top ``free`` share of the range above
-    them all (a legend's band); a flat curve gets a small band around it."""
-    finite = [np.asarray(a)[np.isfinite(a)] for a in arrays]
-    finite = [a for a in finite if a.size]
-    if not finite:  # nothing drawn yet, or a run that left the finite world
+def value_range(*arrays, pad: float = 0.08, free: float = 0.0, bounds=None) -> tuple[float, float]:
+    """(low, high) of the values (or of their :func:`finite_bounds`), padded, with the top
+    ``free`` share of the range above them all (a legend's band); a flat curve gets a small
+    band around it."""
+    bounds = finite_bounds(*arrays) if bounds is None else bounds
+    if bounds is None:  # nothing drawn yet, or a run that left the finite world
         return (-1.0, 1.0)
-    lo = min(float(np.min(a)) for a in finite)
-    hi = max(float(np.max(a)) for a in finite)
+    lo, hi = bounds
     width = hi - lo
     if width <= 1e-12 * max(abs(lo), abs(hi)) or width == 0.0:
         # a flat curve: a band of 10% around it, or +-1 around zero (no 2e-31 ticks)
