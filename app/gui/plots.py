@@ -63,7 +63,7 @@ class SpecPlots(pg.GraphicsLayoutWidget):
         super().__init__(parent=parent)
         self.spec = spec
         self.window_s: float | None = WINDOWS[spec.default_window]
-        self.log_drift = False
+        self.log_drift = spec.log_default
         self.ci.layout.setSpacing(2)
         self.ci.setContentsMargins(2, 2, 6, 2)
         self.plots, self.row_curves = [], []
@@ -197,8 +197,8 @@ class PlotsPanel(SpecPlots):
     by name: ``L_plot``, ``w_plot``, ``d_plot``; ``L_curves``, ``L_norm``, ``w_curves``,
     ``E_curve``, ``Ln_curve``. Thread: GUI thread."""
 
-    def __init__(self, parent=None, spec: PlotSpec = MAIN_PLOTS):
-        super().__init__(spec, parent)
+    def __init__(self, parent=None):
+        super().__init__(MAIN_PLOTS, parent)
         self.L_plot, self.w_plot, self.d_plot = self.plots
         (*self.L_curves, self.L_norm), self.w_curves, (self.E_curve, self.Ln_curve) = self.row_curves
 
@@ -207,18 +207,18 @@ class DriftPlots(SpecPlots):
     """The compare view's plots (:data:`~app.views.plots.COMPARE_PLOTS`): ``E_plot`` and ``L_plot``
     (the |L| drift), ``E_curves`` and ``L_curves`` by run. Thread: GUI thread."""
 
-    def __init__(self, parent=None, spec: PlotSpec = COMPARE_PLOTS):
-        super().__init__(spec, parent)
+    def __init__(self, parent=None):
+        super().__init__(COMPARE_PLOTS, parent)
         self.E_plot, self.L_plot = self.plots
         self.E_curves, self.L_curves = self.row_curves
-        self.set_log_drift(spec.log_default)
 
 
 class PlotsBox(QWidget):
     """A plot widget under a bar with the time-window chooser and the log-drift option.
 
-    ``window_combo`` (a :data:`WINDOWS` label) and ``log_drift`` (a checkbox) are the
-    bar's controls; ``layout()`` takes more widgets under the plots.
+    ``window_combo`` (a :data:`WINDOWS` label; ``window`` if it is one, else the spec's
+    default) and ``log_drift`` (a checkbox, starting as the plots do) are the bar's controls;
+    ``layout()`` takes more widgets under the plots.
     """
 
     def __init__(self, plots, window: str, window_tip: str, log_tip: str, parent=None):
@@ -231,10 +231,12 @@ class PlotsBox(QWidget):
         bar.addWidget(QLabel("Plots:"))
         self.window_combo = QComboBox()
         self.window_combo.addItems(list(WINDOWS))
-        self.window_combo.setCurrentText(window if window in WINDOWS else DEFAULT_WINDOW)
+        default = plots.spec.default_window if isinstance(plots, SpecPlots) else DEFAULT_WINDOW
+        self.window_combo.setCurrentText(window if window in WINDOWS else default)
         self.window_combo.setToolTip(window_tip)
         bar.addWidget(self.window_combo)
         self.log_drift = QCheckBox("log₁₀ |drift|")
+        self.log_drift.setChecked(bool(getattr(plots, "log_drift", False)))
         self.log_drift.setToolTip(log_tip)
         bar.addWidget(self.log_drift)
         bar.addStretch(1)

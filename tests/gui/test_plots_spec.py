@@ -86,3 +86,15 @@ def test_any_spec_gets_one_plot_a_row_sharing_the_first_ones_time_axis(qtbot):
     x0, x1 = panel.first_plot.getViewBox().viewRange()[0]
     assert np.allclose((x0, x1), (3.0, 8.0))
     panel.release()
+
+
+def test_the_box_starts_at_the_specs_window_and_log_option(qtbot):
+    from app.gui.plots import PlotsBox
+
+    for spec in (MAIN_PLOTS, COMPARE_PLOTS):
+        plots = SpecPlots(spec)
+        box = PlotsBox(plots, "not a window", "tip", "tip")
+        qtbot.addWidget(box)
+        assert box.window_combo.currentText() == spec.default_window
+        assert box.log_drift.isChecked() is spec.log_default
+        plots.release()
