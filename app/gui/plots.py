@@ -16,7 +16,6 @@ from __future__ import annotations
 import types
 from collections.abc import Mapping
 
-import numpy as np
 import pyqtgraph as pg
 from PyQt5.QtCore import Qt
 from PyQt5.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
