@@ -5,10 +5,11 @@ The time axis spans the whole clip, so the curves grow from left to right as the
 plays. The curves are read once, through ``recording.span`` thinned to the panel's pixels,
 and each frame reveals them up to its time. Drawn with matplotlib's Agg canvas (no Qt, no
 display, any thread): axes, ticks and labels are drawn once and saved, and each frame
-restores them and draws only the curves (blitting). Measured here at 480x720 with 8 curves
-of up to 1200 points: 3.3-4.2 ms a frame, against 6.7-7.2 ms for pyqtgraph updating a hidden
-GraphicsLayoutWidget and grabbing it (which also needs a QApplication, so a Qt platform,
-on a server).
+restores them and draws only the curves (blitting). Measured here at 480x720, the main
+view's 9 curves of up to 960 points and its flip markers: 2.0-2.4 ms a frame (the earlier
+panel of 8 curves: 1.9-2.2 ms in the same runs), against 6.7-7.2 ms for pyqtgraph updating
+a hidden GraphicsLayoutWidget and grabbing it (which also needs a QApplication, so a Qt
+platform, on a server).
 """
 
 from __future__ import annotations

@@ -164,6 +164,16 @@ class SpecPlots(pg.GraphicsLayoutWidget):
             if (tuple(flips), tuple(kicks)) != self._marker_times:
                 self._set_markers(flips, kicks)
 
+    def refresh_from(self, recordings, snapshots) -> list:
+        """Cut the scrolling window (the last ``window_s`` before each snapshot's time, or all)
+        out of each run's :class:`~app.simulation.recording.Recording` (a worker), thinned to
+        :data:`MAX_POINTS`, and redraw; markers from the first snapshot. Returns the spans
+        (the window reuses them, e.g. for the polhode view)."""
+        spans = [rec.span(None if self.window_s is None else snap.t - self.window_s, None, MAX_POINTS)
+                 for rec, snap in zip(recordings, snapshots)]
+        self.refresh(spans, snapshots[0])
+        return spans
+
     def _set_x_range(self, ts) -> None:
         t0 = min(float(t[0]) for t in ts if len(t))
         t_end = max(float(t[-1]) for t in ts if len(t))

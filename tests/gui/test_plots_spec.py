@@ -98,3 +98,20 @@ def test_the_box_starts_at_the_specs_window_and_log_option(qtbot):
         assert box.window_combo.currentText() == spec.default_window
         assert box.log_drift.isChecked() is spec.log_default
         plots.release()
+
+
+def test_refresh_from_cuts_the_scrolling_window_out_of_each_recording(qtbot):
+    from types import SimpleNamespace
+
+    panel = SpecPlots(MAIN_PLOTS)
+    qtbot.addWidget(panel)
+    tl = synthetic_timeline()
+    panel.set_window("last 5 s")
+    snap = SimpleNamespace(t=6.0, run_id=1, flip_times=(1.5, 3.0), kick_times=(2.0,))
+    (span,) = panel.refresh_from([tl], [snap])
+    x, _ = panel.row_curves[0][0].getData()
+    np.testing.assert_array_equal(x, span["t"])
+    assert x[0] >= 1.0 and x[0] - 1.0 < 0.011 and x[-1] == tl.t[-1]
+    # the snapshot's flips and kicks are the markers
+    assert sorted(item.value() for item in panel.plots[1].items if hasattr(item, "value")) == [1.5, 2.0, 3.0]
+    panel.release()
