@@ -7,24 +7,12 @@ import numpy as np
 import pytest
 
 from app.export.plots import POINTS_PER_PIXEL, PlotPanel
-from app.export.timeline import Timeline
 from app.views.plots import COMPARE_PLOTS, MAIN_PLOTS
 
 SIZE = (300, 480)
 
 
-def synthetic_timeline(scale: float = 1.0, n: int = 2001, t_end: float = 8.0) -> Timeline:
-    """A recording whose every column and component is a different known function of t."""
-    t = np.linspace(0.0, t_end, n)
-    k = np.arange(3)
-    L = (k + 1) * np.sin(t[:, None] * (k + 1)) + 3 * k
-    w = (k + 2) * np.cos(t[:, None] / (k + 1)) - k
-    return Timeline(t=t, c=np.zeros((n, 3)), v=np.zeros((n, 3)), q=np.tile([1.0, 0, 0, 0], (n, 1)), w=w, L=L,
-                    E_drift=scale * 4e-12 * np.sin(t), L_norm_drift=-scale * 2e-12 * t / t_end,
-                    frame_index=np.arange(n // 2, n, 50), flips=np.array([1.5, 3.0, 6.5]))
-
-
-def expected(curve, tl: Timeline) -> np.ndarray:
+def expected(curve, tl) -> np.ndarray:
     """The values a curve declares, read straight from the timeline's arrays."""
     data = getattr(tl, curve.column)
     if curve.component == "norm":
@@ -36,7 +24,7 @@ def drawn(panel, row: int):
     return [(c, line.get_xdata(), line.get_ydata()) for i, c, line, _ in panel.lines if i == row]
 
 
-def test_every_main_curve_is_drawn_from_its_column_up_to_the_frame_time():
+def test_every_main_curve_is_drawn_from_its_column_up_to_the_frame_time(synthetic_timeline):
     tl = synthetic_timeline()
     panel = PlotPanel(SIZE, MAIN_PLOTS, (tl,), float(tl.t[-1]), t_start=0.0)
     t_frame = 5.0
@@ -56,7 +44,7 @@ def test_every_main_curve_is_drawn_from_its_column_up_to_the_frame_time():
     assert "×10⁻¹²" in titles[2] and "kg m²/s" in titles[0] and "rad/s" in titles[1]
 
 
-def test_the_whole_run_is_drawn_at_the_last_frame_and_its_flips_as_they_pass():
+def test_the_whole_run_is_drawn_at_the_last_frame_and_its_flips_as_they_pass(synthetic_timeline):
     tl = synthetic_timeline()
     panel = PlotPanel(SIZE, MAIN_PLOTS, (tl,), float(tl.t[-1]), t_start=0.0)
     panel.render(float(tl.t[-1]))
@@ -69,7 +57,7 @@ def test_the_whole_run_is_drawn_at_the_last_frame_and_its_flips_as_they_pass():
     assert sorted(set(xs[np.isfinite(xs)])) == [1.5, 3.0]
 
 
-def test_the_compare_drifts_are_each_runs_own_as_log10_magnitude():
+def test_the_compare_drifts_are_each_runs_own_as_log10_magnitude(synthetic_timeline):
     runs = (synthetic_timeline(1.0), synthetic_timeline(1e3))
     names = ("A: rk4, dt 1 ms", "B: euler, dt 10 ms")
     panel = PlotPanel(SIZE, COMPARE_PLOTS, runs, float(runs[0].t[-1]), t_start=2.0, names=names)
@@ -88,7 +76,7 @@ def test_the_compare_drifts_are_each_runs_own_as_log10_magnitude():
     assert [t.get_color() for t in legend.get_texts()] == [c.color for c in COMPARE_PLOTS.rows[0].curves]
 
 
-def test_the_former_call_draws_the_main_plots_of_a_timeline_by_sample_index():
+def test_the_former_call_draws_the_main_plots_of_a_timeline_by_sample_index(synthetic_timeline):
     tl = synthetic_timeline()
     k = int(tl.frame_index[3])
     old = PlotPanel(SIZE, tl, float(tl.t[tl.frame_index[-1]]))
@@ -97,7 +85,7 @@ def test_the_former_call_draws_the_main_plots_of_a_timeline_by_sample_index():
 
 
 @pytest.mark.parametrize("size", [(240, 360), (480, 720)])
-def test_titles_and_keys_never_overlap_and_stay_in_the_panel(size):
+def test_titles_and_keys_never_overlap_and_stay_in_the_panel(size, synthetic_timeline):
     panel = PlotPanel(size, MAIN_PLOTS, (synthetic_timeline(),), 8.0, t_start=0.0)
     renderer = panel.canvas.get_renderer()
     for ax, title in zip(panel.canvas.figure.axes, panel.titles):
@@ -107,7 +95,7 @@ def test_titles_and_keys_never_overlap_and_stay_in_the_panel(size):
         assert box.y0 >= ax.get_window_extent(renderer).y1  # above its plot, not on the curves
 
 
-def test_a_run_that_leaves_the_finite_world_still_gets_finite_axes():
+def test_a_run_that_leaves_the_finite_world_still_gets_finite_axes(synthetic_timeline):
     tl = synthetic_timeline()
     tl.w[1500:, 1] = np.nan
     tl.w[1600:, 2] = np.inf

@@ -5,20 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.export.timeline import Timeline
 from app.gui.plots import DriftPlots, PlotsPanel, SpecPlots
 from app.views.plots import COMPARE_PLOTS, FLIP_COLOR, MAIN_PLOTS
-
-
-def synthetic_timeline(scale: float = 1.0, n: int = 801, t_end: float = 8.0) -> Timeline:
-    """A recording whose every column and component is a different known function of t."""
-    t = np.linspace(0.0, t_end, n)
-    k = np.arange(3)
-    L = (k + 1) * np.sin(t[:, None] * (k + 1)) + 3 * k
-    w = (k + 2) * np.cos(t[:, None] / (k + 1)) - k
-    return Timeline(t=t, c=np.zeros((n, 3)), v=np.zeros((n, 3)), q=np.tile([1.0, 0, 0, 0], (n, 1)), w=w, L=L,
-                    E_drift=scale * 4e-12 * np.sin(t), L_norm_drift=-scale * 2e-12 * t / t_end,
-                    frame_index=np.arange(n), flips=np.array([1.5, 3.0, 6.5]))
 
 
 def expected(curve, span, log=False) -> np.ndarray:
@@ -35,7 +23,7 @@ def legend_names(plot) -> list:
     return [label.text for _sample, label in plot.legend.items]
 
 
-def test_each_main_curve_is_drawn_from_its_column_and_the_flips_marked(qtbot):
+def test_each_main_curve_is_drawn_from_its_column_and_the_flips_marked(qtbot, synthetic_timeline):
     panel = PlotsPanel()
     qtbot.addWidget(panel)
     span = synthetic_timeline().span(2.0, 7.0, 500)
@@ -58,7 +46,7 @@ def test_each_main_curve_is_drawn_from_its_column_and_the_flips_marked(qtbot):
     panel.release()
 
 
-def test_each_compare_curve_is_its_runs_own(qtbot):
+def test_each_compare_curve_is_its_runs_own(qtbot, synthetic_timeline):
     panel = DriftPlots()
     qtbot.addWidget(panel)
     runs = [synthetic_timeline(1.0).span(None), synthetic_timeline(1e3).span(None)]
@@ -76,7 +64,7 @@ def test_each_compare_curve_is_its_runs_own(qtbot):
     panel.release()
 
 
-def test_any_spec_gets_one_plot_a_row_sharing_the_first_ones_time_axis(qtbot):
+def test_any_spec_gets_one_plot_a_row_sharing_the_first_ones_time_axis(qtbot, synthetic_timeline):
     panel = SpecPlots(COMPARE_PLOTS)
     qtbot.addWidget(panel)
     assert len(panel.plots) == len(COMPARE_PLOTS.rows) and panel.first_plot is panel.plots[0]
@@ -100,7 +88,7 @@ def test_the_box_starts_at_the_specs_window_and_log_option(qtbot):
         plots.release()
 
 
-def test_refresh_from_cuts_the_scrolling_window_out_of_each_recording(qtbot):
+def test_refresh_from_cuts_the_scrolling_window_out_of_each_recording(qtbot, synthetic_timeline):
     from types import SimpleNamespace
 
     panel = SpecPlots(MAIN_PLOTS)
