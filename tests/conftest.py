@@ -31,3 +31,23 @@ def simulate_refuses(tmp_path):
         assert not out.exists()
 
     return check
+
+
+@pytest.fixture
+def synthetic_timeline():
+    """``make(scale=1, n=2001, t_end=8)``: an export Timeline (a Recording) whose every column and
+    component is a different known function of t (drifts of ``scale`` * 4e-12), flips at 1.5, 3, 6.5 s."""
+    import numpy as np
+
+    from app.export.timeline import Timeline
+
+    def make(scale: float = 1.0, n: int = 2001, t_end: float = 8.0) -> Timeline:
+        t = np.linspace(0.0, t_end, n)
+        k = np.arange(3)
+        L = (k + 1) * np.sin(t[:, None] * (k + 1)) + 3 * k
+        w = (k + 2) * np.cos(t[:, None] / (k + 1)) - k
+        return Timeline(t=t, c=np.zeros((n, 3)), v=np.zeros((n, 3)), q=np.tile([1.0, 0, 0, 0], (n, 1)), w=w, L=L,
+                        E_drift=scale * 4e-12 * np.sin(t), L_norm_drift=-scale * 2e-12 * t / t_end,
+                        frame_index=np.arange(n // 2, n, 50), flips=np.array([1.5, 3.0, 6.5]))
+
+    return make

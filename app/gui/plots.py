@@ -1,6 +1,5 @@
-"""Live plots (pyqtgraph) sharing one time axis: L in the world frame, omega in the body
-frame, and the relative drift of E and |L| (optionally as log10 of its magnitude); the
-compare view's drifts of its two sides.
+"""Live plots (pyqtgraph): one panel drawing any :class:`~app.views.plots.PlotSpec` (the main
+view's L, omega and drifts, the compare view's drifts of its two runs) on a shared time axis.
 
 Refreshed from the worker's history at the plot rate (not every display frame): the Qt
 repaint of plot widgets, not the data, is what costs. GUI thread only.
@@ -15,98 +14,93 @@ curve runs under a legend, however short the plot.
 from __future__ import annotations
 
 import types
+from collections.abc import Mapping
 
-import numpy as np
 import pyqtgraph as pg
 from PyQt5.QtCore import Qt
 from PyQt5.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from ..scene.compare import SIDE_COLORS
-from ..scene.style import AXIS_HEX, L_COLOR, OMEGA_COLOR, TEXT_COLOR
-from ..simulation.compare import SIDES
+from ..scene.style import TEXT_COLOR
+from ..views.plots import (COMPARE_PLOTS, FLIP_COLOR, KICK_COLOR, MAIN_PLOTS, TIME_TITLE, TIME_UNIT, WINDOWS,
+                           PlotSpec, curve_values, finite_bounds, power_of_ten, row_title, value_range)
 
-#: smallest |drift| shown in log mode (below round-off of a double)
-LOG_FLOOR = 1e-17
 #: most points per curve handed to pyqtgraph (the history is thinned by a whole stride)
 MAX_POINTS = 2000
-#: flip and kick markers kept on the omega plot
+#: flip and kick markers kept on the plots that show them
 MAX_MARKERS = 24
-#: the markers' colours: a flip (dotted) and a kick (dashed)
-FLIP_COLOR, KICK_COLOR = "#f5e663", "#ff7b72"
 #: a legend's offset from its view box's top right corner (px), and the gap kept under it
 LEGEND_OFFSET = (-4, 1)
 LEGEND_GAP_PX = 3
 #: at most this share of a plot's height is kept free for its legend (a very short plot)
 MAX_LEGEND_SHARE = 0.5
-#: values whose largest magnitude lies in this range are labelled as they are; others in
-#: units of a power of ten, a multiple of 3 (as the SI prefixes)
-PLAIN_RANGE = (1e-2, 1e4)
 #: width of a vertical axis (px): numbers only, no label
 AXIS_WIDTH = 46
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-#: choices of the scrolling window (s of simulated time; None = all history)
-WINDOWS = {"last 5 s": 5.0, "last 10 s": 10.0, "last 30 s": 30.0, "last 60 s": 60.0, "all": None}
-DEFAULT_WINDOW = "last 10 s"
-#: the compare view shows the whole run by default: drift is measured from t0
-DEFAULT_COMPARE_WINDOW = "all"
+#: the scrolling window each view starts with
+DEFAULT_WINDOW = MAIN_PLOTS.default_window
+DEFAULT_COMPARE_WINDOW = COMPARE_PLOTS.default_window
 
 
 def _pen(color, width=1.5, style=Qt.SolidLine):
     return pg.mkPen(color=color, width=width, style=style)
 
 
-class PlotsPanel(pg.GraphicsLayoutWidget):
-    """Three stacked plots with a shared time axis. ``refresh(history, snapshot)`` redraws.
+#: the markers: (name, pen) of a flip (dotted) and a kick (dashed)
+_MARKER_PENS = (("flip", (FLIP_COLOR, 1, Qt.DotLine)), ("kick", (KICK_COLOR, 1, Qt.DashLine)))
+
+
+class SpecPlots(pg.GraphicsLayoutWidget):
+    """The rows of ``spec`` stacked on a shared time axis. ``refresh(data, snapshot)`` redraws.
+
+    ``plots[i]`` is row i's PlotItem (``first_plot`` the top one, whose time axis the others
+    share); ``row_curves[i]`` its curves, in the spec's order; ``curves`` all of them. A
+    caller may add a row of its own under them with ``ci.addItem(item, row=len(plots))``.
 
     Thread: GUI thread.
     """
 
-    def __init__(self, parent=None):
+    def __init__(self, spec: PlotSpec = MAIN_PLOTS, parent=None):
         super().__init__(parent=parent)
-        self.window_s: float | None = WINDOWS[DEFAULT_WINDOW]
-        self.log_drift = False
+        self.spec = spec
+        self.window_s: float | None = WINDOWS[spec.default_window]
+        self.log_drift = spec.log_default
         self.ci.layout.setSpacing(2)
         self.ci.setContentsMargins(2, 2, 6, 2)
-        self.L_plot = self.addPlot(row=0, col=0)
-        self.w_plot = self.addPlot(row=1, col=0)
-        self.d_plot = self.addPlot(row=2, col=0)
-        for plot, columns in ((self.L_plot, 4), (self.w_plot, 5), (self.d_plot, 2)):
-            setup_plot(plot, columns)
-        self.d_plot.setLabel("bottom", "simulation time t", units="s")
-        for p in (self.L_plot, self.w_plot):
-            p.getAxis("bottom").setStyle(showValues=False)
-        self.w_plot.setXLink(self.L_plot)
-        self.d_plot.setXLink(self.L_plot)
-        names = ("x", "y", "z")
-        self.L_curves = [self.L_plot.plot(pen=_pen(AXIS_HEX[k]), name=f"L{names[k]}") for k in range(3)]
-        self.L_norm = self.L_plot.plot(pen=_pen(L_COLOR, 2, Qt.DashLine), name="|L|")
-        self.w_curves = [self.w_plot.plot(pen=_pen(AXIS_HEX[k]), name=f"ω{names[k]}") for k in range(3)]
-        self.E_curve = self.d_plot.plot(pen=_pen(OMEGA_COLOR), name="(E − E₀)/|E₀|")
-        self.Ln_curve = self.d_plot.plot(pen=_pen(L_COLOR), name="(|L| − |L₀|)/|L₀|")
-        # the markers' key: samples that are drawn in the legend only
-        for name, pen in (("flip", _pen(FLIP_COLOR, 1, Qt.DotLine)), ("kick", _pen(KICK_COLOR, 1, Qt.DashLine))):
-            self.w_plot.legend.addItem(pg.PlotDataItem(pen=pen), name)
-        self._exponents = {"L": 0, "w": 0, "d": 0}
+        self.plots, self.row_curves = [], []
+        for i, row in enumerate(spec.rows):
+            plot = self.addPlot(row=i, col=0)
+            setup_plot(plot, len(row.curves) + (len(_MARKER_PENS) if row.markers else 0))
+            if i:
+                plot.setXLink(self.plots[0])
+            if i < len(spec.rows) - 1:
+                plot.getAxis("bottom").setStyle(showValues=False)
+            else:
+                plot.setLabel("bottom", TIME_TITLE, units=TIME_UNIT)
+            self.row_curves.append([plot.plot(pen=_pen(c.color, c.width, Qt.DashLine if c.dashed else Qt.SolidLine),
+                                              name=c.label) for c in row.curves])
+            if row.markers:  # the markers' key: samples that are drawn in the legend only
+                for name, pen in _MARKER_PENS:
+                    plot.legend.addItem(pg.PlotDataItem(pen=_pen(*pen)), name)
+            self.plots.append(plot)
+        self.curves = [c for row in self.row_curves for c in row]
+        self._exponents = [0] * len(spec.rows)
         self._titles()
         self._markers: list = []
-        self._marker_times: tuple = ()
+        self._marker_times: tuple | None = ()
         self._run_id = None
-        self.curves = self.L_curves + [self.L_norm] + self.w_curves + [self.E_curve, self.Ln_curve]
+
+    @property
+    def first_plot(self):
+        """The top row's PlotItem: every row (and a row added by the window) shares its time axis."""
+        return self.plots[0]
 
     def _titles(self) -> None:
         """Each plot's title: what it shows, its unit, and the power of ten of its numbers."""
-        e = self._exponents
-        unit = _unit_title
-        set_title(self.L_plot, f"Angular momentum L, world frame ({unit(e['L'], 'kg m²/s')})")
-        set_title(self.w_plot, f"Angular velocity ω, body frame ({unit(e['w'], 'rad/s')})")
-        if self.log_drift:
-            set_title(self.d_plot, "log₁₀ |relative drift| since t₀ or the last kick")
-        else:
-            set_title(self.d_plot, "Relative drift since t₀ or the last kick" + _times_title(e["d"]))
+        for plot, row, exponent in zip(self.plots, self.spec.rows, self._exponents):
+            set_title(plot, row_title(row, exponent, self.log_drift))
 
     def release(self) -> None:
         """Delete the plots' parentless context menus (see :func:`release_menus`)."""
-        release_menus(self.L_plot, self.w_plot, self.d_plot)
+        release_menus(*self.plots)
 
     # ------------------------------------------------------------------ options
 
@@ -115,8 +109,16 @@ class PlotsPanel(pg.GraphicsLayoutWidget):
         self.window_s = WINDOWS[label]
 
     def set_log_drift(self, on: bool) -> None:
+        """Draw the rows declared ``log_magnitude`` as log10 of |value|."""
         self.log_drift = bool(on)
         self._titles()
+
+    def set_names(self, names) -> None:
+        """Legend entries by run (``"A: rk4, dt 1 ms"``, ...) for the curves that name a run."""
+        for plot, row, curves in zip(self.plots, self.spec.rows, self.row_curves):
+            for spec_curve, curve in zip(row.curves, curves):
+                plot.legend.removeItem(curve)
+                plot.legend.addItem(curve, names[spec_curve.run])
 
     def clear_curves(self) -> None:
         """Empty every curve and marker (``clear`` itself is pyqtgraph's: it removes the plots)."""
@@ -126,65 +128,106 @@ class PlotsPanel(pg.GraphicsLayoutWidget):
 
     # ------------------------------------------------------------------ data
 
-    def refresh(self, history: dict, snapshot) -> None:
-        """Redraw from ``history`` (columns from the worker, already windowed and thinned)."""
-        t = history["t"]
-        if snapshot.run_id != self._run_id:
+    def refresh(self, data, snapshot=None) -> None:
+        """Redraw from ``data``: the columns of one run (a :class:`~app.simulation.recording.Span`
+        or a dict of history columns) or a sequence of them, one per run, already windowed and
+        thinned. The markers are the ``snapshot``'s flips and kicks (or the span's flips)."""
+        runs = [data] if isinstance(data, Mapping) or hasattr(data, "columns") else list(data)
+        ts = [run["t"] for run in runs]
+        if snapshot is not None and snapshot.run_id != self._run_id:
             self._run_id = snapshot.run_id
             self._marker_times = None
-        if len(t) == 0:
+        if all(len(t) == 0 for t in ts):
             self.clear_curves()
             return
-        L, w = history["L"], history["w"]
-        for k in range(3):
-            self.L_curves[k].setData(t, L[:, k], skipFiniteCheck=True)
-            self.w_curves[k].setData(t, w[:, k], skipFiniteCheck=True)
-        self.L_norm.setData(t, np.linalg.norm(L, axis=1), skipFiniteCheck=True)
-        E, Ln = history["E_drift"], history["L_norm_drift"]
-        if self.log_drift:
-            E = np.log10(np.maximum(np.abs(E), LOG_FLOOR))
-            Ln = np.log10(np.maximum(np.abs(Ln), LOG_FLOOR))
-        self.E_curve.setData(t, E, skipFiniteCheck=True)
-        self.Ln_curve.setData(t, Ln, skipFiniteCheck=True)
-        t_end = float(t[-1])
-        if self.window_s is None:
-            x_range = (float(t[0]), max(t_end, float(t[0]) + 1e-6))
-        else:  # a fixed-width window that starts at the first sample until it fills
-            start = max(float(t[0]), t_end - self.window_s)
-            x_range = (start, start + self.window_s)
-        # ranges are set here, before the paint: pyqtgraph's lazy auto-range would change
-        # the view during the paint and schedule a second repaint of every plot
-        self.L_plot.vb.setRange(xRange=x_range, padding=0)
-        exponents = {"L": fit_y(self.L_plot, L, np.linalg.norm(L, axis=1)), "w": fit_y(self.w_plot, w),
-                     "d": fit_y(self.d_plot, E, Ln, scaled=not self.log_drift)}
+        exponents = []
+        for i, (plot, row, curves) in enumerate(zip(self.plots, self.spec.rows, self.row_curves)):
+            log = self.log_drift and row.log_magnitude
+            drawn = []
+            for spec_curve, curve in zip(row.curves, curves):
+                t = ts[spec_curve.run]
+                y = curve_values(spec_curve, runs[spec_curve.run], log)
+                curve.setData(t, y, skipFiniteCheck=True)
+                if len(t):
+                    drawn.append(y)
+            if i == 0:
+                self._set_x_range(ts)
+            exponents.append(fit_y(plot, *drawn, scaled=not log))
         if exponents != self._exponents:
             self._exponents = exponents
             self._titles()
-        flips = snapshot.flip_times[-MAX_MARKERS:]
-        kicks = snapshot.kick_times[-MAX_MARKERS:]
-        if (flips, kicks) != self._marker_times:
-            self._set_markers(flips, kicks)
+        if any(row.markers for row in self.spec.rows):
+            if snapshot is not None:
+                flips, kicks = snapshot.flip_times[-MAX_MARKERS:], snapshot.kick_times[-MAX_MARKERS:]
+            else:
+                flips, kicks = tuple(getattr(runs[0], "flips", ()))[-MAX_MARKERS:], ()
+            if (tuple(flips), tuple(kicks)) != self._marker_times:
+                self._set_markers(flips, kicks)
+
+    def refresh_from(self, recordings, snapshots) -> list:
+        """Cut the scrolling window (the last ``window_s`` before each snapshot's time, or all)
+        out of each run's :class:`~app.simulation.recording.Recording` (a worker), thinned to
+        :data:`MAX_POINTS`, and redraw; markers from the first snapshot. Returns the spans
+        (the window reuses them, e.g. for the polhode view)."""
+        spans = [rec.span(None if self.window_s is None else snap.t - self.window_s, None, MAX_POINTS)
+                 for rec, snap in zip(recordings, snapshots)]
+        self.refresh(spans, snapshots[0])
+        return spans
+
+    def _set_x_range(self, ts) -> None:
+        t0 = min(float(t[0]) for t in ts if len(t))
+        t_end = max(float(t[-1]) for t in ts if len(t))
+        if self.window_s is None:
+            x_range = (t0, max(t_end, t0 + 1e-6))
+        else:  # a fixed-width window that starts at the first sample until it fills
+            start = max(t0, t_end - self.window_s)
+            x_range = (start, start + self.window_s)
+        # ranges are set here, before the paint: pyqtgraph's lazy auto-range would change
+        # the view during the paint and schedule a second repaint of every plot
+        self.plots[0].vb.setRange(xRange=x_range, padding=0)
 
     def _set_markers(self, flips, kicks) -> None:
-        for m in self._markers:
-            self.w_plot.removeItem(m)
+        for plot, m in self._markers:
+            plot.removeItem(m)
         self._markers = []
-        for t in flips:
-            line = pg.InfiniteLine(pos=t, angle=90, pen=_pen(FLIP_COLOR, 1, Qt.DotLine))
-            self.w_plot.addItem(line, ignoreBounds=True)
-            self._markers.append(line)
-        for t in kicks:
-            line = pg.InfiniteLine(pos=t, angle=90, pen=_pen(KICK_COLOR, 1, Qt.DashLine))
-            self.w_plot.addItem(line, ignoreBounds=True)
-            self._markers.append(line)
+        for plot, row in zip(self.plots, self.spec.rows):
+            if not row.markers:
+                continue
+            for times, (_name, pen) in zip((flips, kicks), _MARKER_PENS):
+                for t in times:
+                    line = pg.InfiniteLine(pos=t, angle=90, pen=_pen(*pen))
+                    plot.addItem(line, ignoreBounds=True)
+                    self._markers.append((plot, line))
         self._marker_times = (tuple(flips), tuple(kicks))
+
+
+class PlotsPanel(SpecPlots):
+    """The main view's plots (:data:`~app.views.plots.MAIN_PLOTS`), with its rows and curves
+    by name: ``L_plot``, ``w_plot``, ``d_plot``; ``L_curves``, ``L_norm``, ``w_curves``,
+    ``E_curve``, ``Ln_curve``. Thread: GUI thread."""
+
+    def __init__(self, parent=None):
+        super().__init__(MAIN_PLOTS, parent)
+        self.L_plot, self.w_plot, self.d_plot = self.plots
+        (*self.L_curves, self.L_norm), self.w_curves, (self.E_curve, self.Ln_curve) = self.row_curves
+
+
+class DriftPlots(SpecPlots):
+    """The compare view's plots (:data:`~app.views.plots.COMPARE_PLOTS`): ``E_plot`` and ``L_plot``
+    (the |L| drift), ``E_curves`` and ``L_curves`` by run. Thread: GUI thread."""
+
+    def __init__(self, parent=None):
+        super().__init__(COMPARE_PLOTS, parent)
+        self.E_plot, self.L_plot = self.plots
+        self.E_curves, self.L_curves = self.row_curves
 
 
 class PlotsBox(QWidget):
     """A plot widget under a bar with the time-window chooser and the log-drift option.
 
-    ``window_combo`` (a :data:`WINDOWS` label) and ``log_drift`` (a checkbox) are the
-    bar's controls; ``layout()`` takes more widgets under the plots.
+    ``window_combo`` (a :data:`WINDOWS` label; ``window`` if it is one, else the spec's
+    default) and ``log_drift`` (a checkbox, starting as the plots do) are the bar's controls;
+    ``layout()`` takes more widgets under the plots.
     """
 
     def __init__(self, plots, window: str, window_tip: str, log_tip: str, parent=None):
@@ -197,10 +240,12 @@ class PlotsBox(QWidget):
         bar.addWidget(QLabel("Plots:"))
         self.window_combo = QComboBox()
         self.window_combo.addItems(list(WINDOWS))
-        self.window_combo.setCurrentText(window if window in WINDOWS else DEFAULT_WINDOW)
+        default = plots.spec.default_window if isinstance(plots, SpecPlots) else DEFAULT_WINDOW
+        self.window_combo.setCurrentText(window if window in WINDOWS else default)
         self.window_combo.setToolTip(window_tip)
         bar.addWidget(self.window_combo)
         self.log_drift = QCheckBox("log₁₀ |drift|")
+        self.log_drift.setChecked(bool(getattr(plots, "log_drift", False)))
         self.log_drift.setToolTip(log_tip)
         bar.addWidget(self.log_drift)
         bar.addStretch(1)
@@ -249,25 +294,6 @@ def _title_min_height(label) -> None:
     label.updateGeometry()
 
 
-def power_of_ten(*arrays) -> int:
-    """The power of ten (a multiple of 3) the numbers of ``arrays`` are labelled in: 0 when
-    their largest finite magnitude is in PLAIN_RANGE (or there is none)."""
-    finite = [np.abs(np.asarray(a, dtype=float)) for a in arrays]
-    finite = [a[np.isfinite(a)] for a in finite]
-    top = max((float(a.max()) for a in finite if a.size), default=0.0)
-    if top == 0.0 or PLAIN_RANGE[0] <= top < PLAIN_RANGE[1]:
-        return 0
-    return 3 * int(np.floor(np.log10(top) / 3))
-
-
-def _unit_title(exponent: int, unit: str) -> str:
-    return unit if exponent == 0 else f"10{str(exponent).translate(_SUPERSCRIPT)} {unit}"
-
-
-def _times_title(exponent: int) -> str:
-    return "" if exponent == 0 else f", ×10{str(exponent).translate(_SUPERSCRIPT)}"
-
-
 def legend_share(plot) -> float:
     """The share of the plot's height its legend covers, with the gap under it."""
     legend = getattr(plot, "legend", None)
@@ -280,9 +306,10 @@ def legend_share(plot) -> float:
 def fit_y(plot, *arrays, scaled: bool = True) -> int:
     """Fit the vertical range to ``arrays`` with the legend's band free above them, and
     label the numbers in a power of ten (``scaled``); returns that power."""
-    exponent = power_of_ten(*arrays) if scaled else 0
+    bounds = finite_bounds(*arrays)
+    exponent = power_of_ten(bounds=bounds) if scaled else 0
     plot.getAxis("left").setScale(10.0 ** -exponent)
-    plot.vb.setRange(yRange=_span(*arrays, free=legend_share(plot)), padding=0)
+    plot.vb.setRange(yRange=value_range(bounds=bounds, free=legend_share(plot)), padding=0)
     return exponent
 
 
@@ -294,113 +321,3 @@ def release_menus(*plots) -> None:
                      getattr(plot.vb, "menu", None)]:
             if menu is not None:
                 menu.deleteLater()
-
-
-def _span(*arrays, pad: float = 0.08, free: float = 0.0) -> tuple[float, float]:
-    """(low, high) of the values, padded, with the top ``free`` share of the range above
-    them all (the legend's band); a flat curve gets a small band around it."""
-    finite = [np.asarray(a)[np.isfinite(a)] for a in arrays]
-    finite = [a for a in finite if a.size]
-    if not finite:  # nothing drawn yet, or a run that left the finite world
-        return (-1.0, 1.0)
-    lo = min(float(np.min(a)) for a in finite)
-    hi = max(float(np.max(a)) for a in finite)
-    width = hi - lo
-    if width <= 1e-12 * max(abs(lo), abs(hi)) or width == 0.0:
-        # a flat curve: a band of 10% around it, or +-1 around zero (no 2e-31 ticks)
-        width = abs(hi) * 0.1 if abs(hi) > 1e-300 else 1.0
-        bottom, top = lo - width, hi + width
-    else:
-        bottom, top = lo - pad * width, hi + pad * width
-    # hi at (1 - free) of the way up: (hi - bottom) = (1 - free)(top' - bottom)
-    top = max(top, bottom + (hi - bottom) / (1.0 - free))
-    return bottom, top
-
-
-class DriftPlots(pg.GraphicsLayoutWidget):
-    """Relative energy drift and relative |L| drift of both sides, on a shared time axis.
-
-    Thread: GUI thread.
-    """
-
-    def __init__(self, parent=None):
-        super().__init__(parent=parent)
-        self.window_s: float | None = WINDOWS[DEFAULT_COMPARE_WINDOW]
-        self.log_drift = False
-        self.ci.layout.setSpacing(2)
-        self.ci.setContentsMargins(2, 2, 6, 2)
-        self.E_plot = self.addPlot(row=0, col=0)
-        self.L_plot = self.addPlot(row=1, col=0)
-        setup_plot(self.E_plot, 2)
-        setup_plot(self.L_plot, 2)
-        self._exponents = (0, 0)
-        self.E_plot.getAxis("bottom").setStyle(showValues=False)
-        self.L_plot.setLabel("bottom", "simulation time t", units="s")
-        self.L_plot.setXLink(self.E_plot)
-        self.E_curves = [self.E_plot.plot(pen=_pen(c, 1.8), name=s) for s, c in zip(SIDES, SIDE_COLORS)]
-        self.L_curves = [self.L_plot.plot(pen=_pen(c, 1.8), name=s) for s, c in zip(SIDES, SIDE_COLORS)]
-        self.curves = self.E_curves + self.L_curves
-        self.set_log_drift(False)
-
-    def _titles(self) -> None:
-        if self.log_drift:
-            set_title(self.E_plot, "log₁₀ |relative energy drift|, (E − E₀)/|E₀|")
-            set_title(self.L_plot, "log₁₀ |relative |L| drift|, (|L| − |L₀|)/|L₀|")
-        else:
-            set_title(self.E_plot, "Relative energy drift (E − E₀)/|E₀|" + _times_title(self._exponents[0]))
-            set_title(self.L_plot, "Relative |L| drift (|L| − |L₀|)/|L₀|" + _times_title(self._exponents[1]))
-
-    def set_names(self, names) -> None:
-        """Legend entries: ``"A: rk4, dt 1 ms"``..."""
-        for plot, curves in ((self.E_plot, self.E_curves), (self.L_plot, self.L_curves)):
-            legend = plot.legend
-            for curve, name in zip(curves, names):
-                legend.removeItem(curve)
-                legend.addItem(curve, name)
-
-    def release(self) -> None:
-        """Delete the plots' parentless context menus (see :func:`release_menus`)."""
-        release_menus(self.E_plot, self.L_plot)
-
-    def set_window(self, label: str) -> None:
-        self.window_s = WINDOWS[label]
-
-    def set_log_drift(self, on: bool) -> None:
-        self.log_drift = bool(on)
-        self._titles()
-
-    def clear_curves(self) -> None:
-        for c in self.curves:
-            c.setData([], [])
-
-    def refresh(self, histories) -> None:
-        """Redraw from the two sides' histories (already windowed and thinned)."""
-        ts = [h["t"] for h in histories]
-        if all(len(t) == 0 for t in ts):
-            self.clear_curves()
-            return
-        Es, Ls = [], []
-        for h, E_curve, L_curve in zip(histories, self.E_curves, self.L_curves):
-            t, E, Ln = h["t"], h["E_drift"], h["L_norm_drift"]
-            if self.log_drift:
-                E = np.log10(np.maximum(np.abs(E), LOG_FLOOR))
-                Ln = np.log10(np.maximum(np.abs(Ln), LOG_FLOOR))
-            E_curve.setData(t, E, skipFiniteCheck=True)
-            L_curve.setData(t, Ln, skipFiniteCheck=True)
-            if len(t):
-                Es.append(E)
-                Ls.append(Ln)
-        t0 = min(float(t[0]) for t in ts if len(t))
-        t_end = max(float(t[-1]) for t in ts if len(t))
-        if self.window_s is None:
-            x_range = (t0, max(t_end, t0 + 1e-6))
-        else:
-            start = max(t0, t_end - self.window_s)
-            x_range = (start, start + self.window_s)
-        # ranges set before the paint (see PlotsPanel.refresh: no second repaint)
-        self.E_plot.vb.setRange(xRange=x_range, padding=0)
-        exponents = (fit_y(self.E_plot, *Es, scaled=not self.log_drift),
-                     fit_y(self.L_plot, *Ls, scaled=not self.log_drift))
-        if exponents != self._exponents:
-            self._exponents = exponents
-            self._titles()
