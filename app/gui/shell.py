@@ -18,7 +18,6 @@ to every worker as method calls (queued, applied at step boundaries).
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 import time
 import traceback
 from dataclasses import dataclass
@@ -26,18 +25,16 @@ from pathlib import Path
 
 import numpy as np
 from PyQt5.QtCore import QByteArray, Qt, QTimer, pyqtSignal
-from PyQt5.QtGui import QKeySequence
-from PyQt5.QtWidgets import (QAction, QActionGroup, QCheckBox, QDialog, QDialogButtonBox, QHeaderView, QMainWindow,
-                             QMessageBox, QTableWidget, QTableWidgetItem, QVBoxLayout)
+from PyQt5.QtWidgets import QActionGroup, QCheckBox, QDialog, QMainWindow, QMessageBox
 from pyvistaqt import QtInteractor
 
-from .. import __version__
 from ..physics.errors import ParameterError
 from ..scenario import Scenario, load, preset_names
 from ..simulation import MAX_SPEED, MIN_SPEED, SimulationWorker
 from . import settings as keys
 from .file_dialogs import open_path, save_path
 from .heap import return_large_blocks
+from .help_dialogs import about_box, shortcuts_dialog
 from .theme import configure_pyqtgraph
 from .window_parts import CameraFitter, RepeatToggle, SpeedControl, add_action, add_status_labels, save_window_png
 
@@ -55,10 +52,6 @@ WORKER_START_FALLBACK_MS = 3000
 STATUS_MESSAGE_MS = 8000
 #: default window size (px)
 DEFAULT_SIZE = (1440, 900)
-#: the distribution whose metadata Help > About reads
-DISTRIBUTION = "tumble"
-#: the README of a clone: next to the ``app`` package
-README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 @dataclass(frozen=True)
@@ -93,28 +86,6 @@ def keep_open(window) -> None:
     window.setAttribute(Qt.WA_DeleteOnClose)
     _switched.append(window)
     window.destroyed.connect(lambda *_a, w=window: _switched.remove(w) if w in _switched else None)
-
-
-def readme_location() -> str:
-    """Where the README is: its path in a clone, else the project's URL from the metadata."""
-    if README.is_file():
-        return str(README)
-    try:
-        urls = importlib.metadata.metadata(DISTRIBUTION).get_all("Project-URL") or []
-    except importlib.metadata.PackageNotFoundError:
-        urls = []
-    if urls:
-        return urls[0].partition(",")[2].strip() or urls[0]
-    return f"the package description ({DISTRIBUTION} metadata: pip show --verbose {DISTRIBUTION})"
-
-
-def licence() -> str:
-    """The licence the project's metadata declares."""
-    try:
-        meta = importlib.metadata.metadata(DISTRIBUTION)
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown (the package is not installed)"
-    return meta.get("License-Expression") or meta.get("License") or "unknown"
 
 
 class ViewWindow(QMainWindow):
@@ -491,55 +462,13 @@ class ViewWindow(QMainWindow):
         self.close()
         return window
 
-    def about_text(self) -> str:
-        return (f"<b>Tumble {__version__}</b><br>See and measure the free rotation of a rigid body."
-                f"<br><br>Licence: {licence()}<br>README: {readme_location()}")
-
     def show_about(self) -> QMessageBox:
         """Help > About: the version, the licence and where the README is (not modal)."""
-        box = QMessageBox(QMessageBox.Information, "About Tumble", self.about_text(), QMessageBox.Ok, self)
-        box.setTextFormat(Qt.RichText)
-        box.setAttribute(Qt.WA_DeleteOnClose)
-        box.show()
-        return box
-
-    def shortcuts(self) -> list[tuple[str, str, str]]:
-        """(keys, command, what it does) of every enabled action of this window with a shortcut."""
-        rows, seen = [], set()
-        for a in self.findChildren(QAction):
-            key = a.shortcut().toString(QKeySequence.NativeText)
-            if not key or not a.isEnabled() or not a.isVisible() or key in seen:
-                continue
-            seen.add(key)
-            tip = a.toolTip()
-            tip = tip[:-len(f" ({key})")] if tip.endswith(f" ({key})") else tip
-            rows.append((key, a.text().replace("&", "").rstrip("…"), "" if tip == a.text() else tip))
-        return sorted(rows, key=lambda r: (len(r[0]), r[0]))
+        return about_box(self)
 
     def show_shortcuts(self) -> QDialog:
         """Help > Keyboard shortcuts: a table made from this window's actions (not modal)."""
-        dialog = QDialog(self)
-        dialog.setWindowTitle("Keyboard shortcuts")
-        dialog.setAttribute(Qt.WA_DeleteOnClose)
-        rows = self.shortcuts()
-        table = QTableWidget(len(rows), 3, dialog)
-        table.setHorizontalHeaderLabels(("Keys", "Command", "What it does"))
-        table.verticalHeader().hide()
-        table.setEditTriggers(QTableWidget.NoEditTriggers)
-        for i, row in enumerate(rows):
-            for j, text in enumerate(row):
-                table.setItem(i, j, QTableWidgetItem(text))
-        table.horizontalHeader().setSectionResizeMode(2, QHeaderView.Stretch)
-        table.resizeColumnsToContents()
-        buttons = QDialogButtonBox(QDialogButtonBox.Close, dialog)
-        buttons.rejected.connect(dialog.close)
-        lay = QVBoxLayout(dialog)
-        lay.addWidget(table)
-        lay.addWidget(buttons)
-        dialog.resize(720, 420)
-        dialog.table = table
-        dialog.show()
-        return dialog
+        return shortcuts_dialog(self)
 
     # ------------------------------------------------------------------ the frame loop (GUI thread)
 
