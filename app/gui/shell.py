@@ -407,6 +407,8 @@ class ViewWindow(QMainWindow):
         self.drawn_serials = ()
 
     def _reset_camera(self) -> None:
+        if self._closing:  # a deferred call (compare's first frame) after the GL view closed
+            return
         self.scene.reset_camera(np.mean([w.latest().state.c for w in self.workers], axis=0))
         self.scene_view.update()
 
