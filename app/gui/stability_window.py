@@ -237,7 +237,8 @@ class StabilityWindow(ViewWindow):
         self.map_status = QLabel()
         self.map_status.setContentsMargins(8, 0, 8, 0)
         tb.addWidget(self.map_status)
-        self.insertToolBar(self.playback_toolbar, tb)  # the map's settings first, then the spin's
+        self.insertToolBar(self.playback_toolbar, tb)  # the map's settings first, the spin's on a row below
+        self.insertToolBarBreak(self.playback_toolbar)
         self.playback_toolbar.addSeparator()
         self.playback_toolbar.addAction(self.main_action)
 
