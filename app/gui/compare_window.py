@@ -20,7 +20,7 @@ from types import SimpleNamespace
 
 import numpy as np
 from PyQt5.QtCore import Qt, QTimer
-from PyQt5.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QSizePolicy, QSplitter, QWidget
+from PyQt5.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QSizePolicy, QWidget
 
 from ..physics.errors import ParameterError
 from ..physics.integrators import DESCRIPTIONS, INTEGRATORS
@@ -87,14 +87,8 @@ class CompareWindow(ViewWindow):
         self.legend = self._legend_overlay(self.scene_view)
         self.scene_view.add_axes(color="#c9d1d9", line_width=2, labels_off=False)
         self.plots = DriftPlots()
-        self.splitter = QSplitter(Qt.Horizontal)
-        self.splitter.addWidget(self.scene_view)
-        self.splitter.addWidget(self._plots_box(stored))
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
         # the plots' Qt repaint costs by area: two plots need no more width than the main view's three
-        self.splitter.setSizes([960, 480])
-        self.setCentralWidget(self.splitter)
+        self.set_central(self.scene_view, self._plots_box(stored), (960, 480))
 
     def _build_scenes(self, stored) -> None:
         """The two bodies side by side in one plotter."""

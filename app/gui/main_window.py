@@ -87,13 +87,7 @@ class MainWindow(ViewWindow):
         right.setStretchFactor(0, 3)
         right.setStretchFactor(1, 1)
         right.setSizes([620, 240])
-        self.splitter = QSplitter(Qt.Horizontal)
-        self.splitter.addWidget(self.scene_view)
-        self.splitter.addWidget(right)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
-        self.splitter.setSizes([640, 440])
-        self.setCentralWidget(self.splitter)
+        self.set_central(self.scene_view, right, (640, 440))
 
         # --- parameter dock
         self.panel = ParameterPanel()
@@ -215,15 +209,8 @@ class MainWindow(ViewWindow):
     def save_scenario(self) -> None:
         sc = self.panel.scenario
         default = f"{file_stem(sc.name)}.toml" if sc else "scenario.toml"
-        path, _ = save_path(self, "Save scenario", default, "Scenario (*.toml)")
-        if not path:
-            return
-        try:
-            save(sc, path)
-        except OSError as err:
-            QMessageBox.warning(self, "Scenario not saved", f"{path}: {err.strerror or err}")
-            return
-        self.statusBar().showMessage(f"Saved the scenario to {path}", STATUS_MESSAGE_MS)
+        self.save_dialog("Save scenario", default, "Scenario (*.toml)", lambda path: save(sc, path),
+                         "Scenario not saved", "the scenario")
 
     def import_recording_dialog(self):
         """File > Import recording...: fit a recording of throws; its flights replay here."""
@@ -262,14 +249,8 @@ class MainWindow(ViewWindow):
         return len(traj)
 
     def save_view_dialog(self) -> None:
-        path, _ = save_path(self, "Save 3D view", "tumble-view.png", "PNG image (*.png)")
-        if path:
-            try:
-                export_view_png(self.scene_view, path)
-            except OSError as err:
-                QMessageBox.warning(self, "View not saved", f"{path}: {err.strerror or err}")
-                return
-            self.statusBar().showMessage(f"Saved the 3D view to {path}", STATUS_MESSAGE_MS)
+        self.save_dialog("Save 3D view", "tumble-view.png", "PNG image (*.png)",
+                         lambda path: export_view_png(self.scene_view, path), "View not saved", "the 3D view")
 
     # ------------------------------------------------------------------ the frame loop (GUI thread)
 

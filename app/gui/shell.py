@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 from PyQt5.QtCore import QByteArray, Qt, QTimer, pyqtSignal
-from PyQt5.QtWidgets import QActionGroup, QCheckBox, QDialog, QMainWindow, QMessageBox
+from PyQt5.QtWidgets import QActionGroup, QCheckBox, QDialog, QMainWindow, QMessageBox, QSplitter
 from pyvistaqt import QtInteractor
 
 from ..physics.errors import ParameterError
@@ -251,6 +251,16 @@ class ViewWindow(QMainWindow):
         version kept it)."""
         return stored.value(keys.view_key(self.VIEW, name, stored), default, type=kind)
 
+    def set_central(self, left, right, sizes) -> None:
+        """The central area: ``left`` | ``right`` in a splitter sharing spare width 3:2."""
+        self.splitter = QSplitter(Qt.Horizontal)
+        self.splitter.addWidget(left)
+        self.splitter.addWidget(right)
+        self.splitter.setStretchFactor(0, 3)
+        self.splitter.setStretchFactor(1, 2)
+        self.splitter.setSizes(list(sizes))
+        self.setCentralWidget(self.splitter)
+
     def gl_view(self, min_width: int, min_height: int) -> QtInteractor:
         """A 3D view of this window, closed with it."""
         view = QtInteractor(self, multi_samples=0, auto_update=False)
@@ -433,16 +443,23 @@ class ViewWindow(QMainWindow):
         scenario, args, name = self.export_request()
         return ExportDialog.open_for(self, scenario, self.statusBar(), view_args=args, view_name=name)
 
+    def save_dialog(self, title: str, default: str, filters: str, write, failed: str, saved: str) -> None:
+        """Ask where to save, then ``write(path)``: a failure in a message box titled
+        ``failed``, success as "Saved ``saved`` to PATH" in the status bar."""
+        path, _ = save_path(self, title, default, filters)
+        if not path:
+            return
+        try:
+            write(path)
+        except OSError as err:
+            QMessageBox.warning(self, failed, f"{path}: {err.strerror or err}")
+            return
+        self.statusBar().showMessage(f"Saved {saved} to {path}", STATUS_MESSAGE_MS)
+
     def save_screenshot_dialog(self) -> None:
         default = "tumble.png" if self.VIEW == "main" else f"tumble-{self.VIEW}.png"
-        path, _ = save_path(self, "Save screenshot", default, "PNG image (*.png)")
-        if path:
-            try:
-                save_window_png(self, path)
-            except OSError as err:
-                QMessageBox.warning(self, "Screenshot not saved", f"{path}: {err.strerror or err}")
-                return
-            self.statusBar().showMessage(f"Saved the window to {path}", STATUS_MESSAGE_MS)
+        self.save_dialog("Save screenshot", default, "PNG image (*.png)", lambda path: save_window_png(self, path),
+                         "Screenshot not saved", "the window")
 
     def save_screenshot(self, path) -> Path:
         """Write the whole window as a PNG, atomically (temporary file, then rename)."""

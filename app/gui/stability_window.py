@@ -2,11 +2,11 @@
 omega wanders from its start, for spin axes all over the sphere, on a latitude-longitude
 map with the principal axes marked; a click runs that spin in a 3D scene beside the map.
 
-Data flow (one QTimer parented to the window, GUI thread)::
+Data flow (the shell's frame timer, :class:`~app.gui.shell.ViewWindow`, GUI thread)::
 
-    StabilityJob (thread)       --progress / result-->  _on_frame: progress bar, then the map once
-    SimulationWorker (thread)   --latest()/history-->   _on_frame: scene pose (every frame),
-                                                        omega's track on the map (PLOT_INTERVAL_S)
+    StabilityJob (thread)       --progress / result-->  _before_pose: progress bar, then the map once
+    SimulationWorker (thread)   --latest()/history-->   _pose_scenes: scene pose (every new snapshot),
+                                                        _refresh_plots: omega's track (PLOT_INTERVAL_S)
     map click (GUI)  -> nearest lattice direction k -> worker.apply(scenario with initial_omega(k))
 
 Why the click runs the spin in a scene *beside* the map rather than in a new main window:
@@ -32,7 +32,6 @@ from PyQt5.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSpinBox,
-    QSplitter,
     QVBoxLayout,
     QWidget,
 )
@@ -133,13 +132,7 @@ class StabilityWindow(ViewWindow):
         self._build_scenes(stored)
         self.scene_view.add_axes(color="#c9d1d9", line_width=2, labels_off=False)
         self.spin_label = overlay_label(self.scene_view)
-        self.splitter = QSplitter(Qt.Horizontal)
-        self.splitter.addWidget(left)
-        self.splitter.addWidget(self.scene_view)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
-        self.splitter.setSizes([900, 540])
-        self.setCentralWidget(self.splitter)
+        self.set_central(left, self.scene_view, (900, 540))
 
     def _build_scenes(self, stored) -> None:
         """The body running the spin chosen on the map."""
