@@ -16,21 +16,10 @@ SMALL_MAP = {"directions": 200, "duration": 2.0}
 
 
 @pytest.fixture
-def open_any(qtbot):
-    """Factory: a shown window of any registered view on a preset (small map for stability)."""
-    from app.gui.shell import window_class
-    from app.scenario import load
-
+def open_any(open_view):
+    """Factory: a shown window of any registered view on a preset (a small stability map)."""
     def make(view, preset="t-handle", paused=False):
-        entry = next(e for e in registered_views() if e.name == view)
-        options = SMALL_MAP if view == "stability" else {}
-        window = window_class(entry)(load(preset), preset=preset, paused=paused, persist=False, **options)
-        qtbot.addWidget(window)
-        with qtbot.waitSignal(window.first_frame_drawn, timeout=WAIT_MS):
-            window.show()
-        window.activateWindow()
-        qtbot.waitUntil(window.isActiveWindow, timeout=5000)
-        return window
+        return open_view(preset, view=view, paused=paused, **(SMALL_MAP if view == "stability" else {}))
 
     return make
 
