@@ -25,6 +25,13 @@ FOLLOW = "view/follow"
 TRAIL = "view/trail"
 GHOST = "view/exact_ghost"
 PLOT_WINDOW = "view/plot_window"
+#: where the views kept these settings before each view had its own prefix: read while the
+#: view's own key is absent, so a user's settings survive the change
+LEGACY_KEYS = {"speed": SPEED, "repeat": REPEAT, "follow": FOLLOW, "trail": TRAIL, "exact_ghost": GHOST,
+               "plot_window": PLOT_WINDOW}
+#: ... and the window layout the main view shared with the Poinsot view (built on it then)
+LEGACY_LAYOUT_KEYS = {"geometry": GEOMETRY, "state": WINDOW_STATE}
+LEGACY_LAYOUT_VIEWS = ("main", "poinsot")
 #: how long a window's status bar shows the notes about unreadable settings (ms)
 NOTE_MS = 20000
 
@@ -125,6 +132,16 @@ def _convert(raw, kind):
             raise ValueError(raw)
         return value
     raise TypeError(kind)
+
+
+def view_key(view: str, name: str, stored: QSettings | None = None) -> str:
+    """The key of ``view``'s setting ``name``: ``"VIEW/NAME"`` (what a window writes). Given
+    the ``stored`` settings (to read), the key an older version used when only that one is there."""
+    key = f"{view}/{name}"
+    if stored is None or stored.contains(key):
+        return key
+    legacy = LEGACY_KEYS.get(name) or (LEGACY_LAYOUT_KEYS.get(name) if view in LEGACY_LAYOUT_VIEWS else None)
+    return legacy if legacy is not None and stored.contains(legacy) else key
 
 
 def take_notes() -> list[str]:

@@ -2,11 +2,11 @@
 omega wanders from its start, for spin axes all over the sphere, on a latitude-longitude
 map with the principal axes marked; a click runs that spin in a 3D scene beside the map.
 
-Data flow (one QTimer parented to the window, GUI thread)::
+Data flow (the shell's frame timer, :class:`~app.gui.shell.ViewWindow`, GUI thread)::
 
-    StabilityJob (thread)       --progress / result-->  _on_frame: progress bar, then the map once
-    SimulationWorker (thread)   --latest()/history-->   _on_frame: scene pose (every frame),
-                                                        omega's track on the map (PLOT_INTERVAL_S)
+    StabilityJob (thread)       --progress / result-->  _before_pose: progress bar, then the map once
+    SimulationWorker (thread)   --latest()/history-->   _pose_scenes: scene pose (every new snapshot),
+                                                        _refresh_plots: omega's track (PLOT_INTERVAL_S)
     map click (GUI)  -> nearest lattice direction k -> worker.apply(scenario with initial_omega(k))
 
 Why the click runs the spin in a scene *beside* the map rather than in a new main window:
@@ -20,51 +20,35 @@ in main view" button, which takes the spin last clicked).
 from __future__ import annotations
 
 import math
-import time
-import traceback
 from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
-from PyQt5.QtCore import QByteArray, QPointF, Qt, QTimer, pyqtSignal
+from PyQt5.QtCore import QPointF, Qt, pyqtSignal
 from PyQt5.QtWidgets import (
     QApplication,
     QDoubleSpinBox,
     QLabel,
-    QMainWindow,
     QProgressBar,
     QPushButton,
     QSpinBox,
-    QSplitter,
     QVBoxLayout,
     QWidget,
 )
-from pyvistaqt import QtInteractor
 
 from ..scenario import Scenario
 from ..scene import RigidBodyScene
 from ..scene.body_scene import TRAIL_POINTS
 from ..scene.style import L_COLOR, OMEGA_COLOR, TRAIL_COLOR
-from ..simulation import SimulationWorker
 from ..simulation.stability import DEFAULT_DIRECTIONS, DEFAULT_DURATION, axis_labels, lat_lon, map_frame
 from ..simulation.stability_job import StabilityJob
 from ..simulation.worker import RECORD_INTERVAL_S
 from . import settings as keys
-from .main_window import DEFAULT_SIZE, FPS_WINDOW_S, FRAME_INTERVAL_MS, PLOT_INTERVAL_S, STATUS_INTERVAL_S
 from .plots import release_menus
+from .shell import ViewWindow
 from .stability_map import add_axis_markers, body_direction, break_wraps, map_position
-from .heap import return_large_blocks
-from .theme import MUTED_TEXT, configure_pyqtgraph
-from .window_parts import (
-    END_OF_RUN,
-    END_OF_RUN_TIP,
-    CameraFitter,
-    RepeatToggle,
-    add_action,
-    add_status_labels,
-    overlay_label,
-    save_window_png,
-)
+from .theme import MUTED_TEXT
+from .window_parts import END_OF_RUN, END_OF_RUN_TIP, add_action, overlay_label, save_window_png
 
 #: colour map of the wander (0 deg dark, 180 deg bright), as in ``tumble stability --out x.png``
 COLOR_MAP = "magma"
@@ -79,13 +63,9 @@ SCREENSHOT_MAP_WAIT_S = 60.0
 #: range of the directions and duration choosers
 DIRECTIONS_RANGE = (50, 20000)
 DURATION_RANGE = (1.0, 120.0)
-#: settings keys of this view
-GEOMETRY_KEY = "stability/geometry"
-DIRECTIONS_KEY = "stability/directions"
-DURATION_KEY = "stability/duration"
 
 
-class StabilityWindow(QMainWindow):
+class StabilityWindow(ViewWindow):
     """The stability map of the scenario's body, and a scene running the spin clicked.
 
     Parameters
@@ -95,54 +75,46 @@ class StabilityWindow(QMainWindow):
     directions, duration : the map's lattice size and simulated time (None: the stored
         choice, or 2000 directions over 20 s)
 
-    Signals (GUI thread): ``first_frame_drawn(float)`` at the scene's first render;
-    ``map_ready()`` when the map is drawn; ``spin_loaded(object)`` with the body-frame
-    omega0 a click loaded.
+    Signals (GUI thread): as :class:`ViewWindow`; ``map_ready()`` when the map is drawn;
+    ``spin_loaded(object)`` with the body-frame omega0 a click loaded.
     """
 
-    first_frame_drawn = pyqtSignal(float)
     map_ready = pyqtSignal()
     spin_loaded = pyqtSignal(object)
+
+    VIEW = "stability"
+    COMMANDS = ("play", "step", "reset", "kick", "camera")
+    STATUS_FIELDS = (("time", "simulated time of the spin beside the map"), ("fps", "scene frames drawn per second"),
+                     ("flips", "reversals of the intermediate-axis component of ω"))
+    TIPS = {"play": "Play or pause the spin beside the map", "step": "Pause the spin and advance one frame",
+            "reset": "Run the spin again from its start",
+            "kick": "A small angular impulse (watch a stable spin stay)"}
 
     def __init__(self, scenario: Scenario, *, preset: str | None = None, paused: bool = False,
                  persist: bool = True, directions: int | None = None, duration: float | None = None,
                  parent=None):
-        super().__init__(parent)
-        configure_pyqtgraph()
-        return_large_blocks()  # resizes reallocate the render windows' buffers
-        self.persist = persist
-        self.base = scenario
         #: the scenario of the spin chosen last (the base until a point is clicked)
         self.chosen = scenario
-        self.frames_drawn = 0
-        self.first_frame_time: float | None = None
         self.result = None
         self.job: StabilityJob | None = None
         self.main_windows: list = []
         self.selected_index: int | None = None
-        self._frame_times: list[float] = []
-        self._fps = 0.0
-        self._last_plot = 0.0
-        self._last_status = 0.0
-        self._drawn_serial = -1
-        self._shown_scenario = None
-        self._shown_run = None
-        self._closing = False
-        self._frame_failed = False
-        stored = keys.open_settings()
-        if directions is None:
-            directions = stored.value(DIRECTIONS_KEY, DEFAULT_DIRECTIONS, type=int) if persist else DEFAULT_DIRECTIONS
-        if duration is None:
-            duration = stored.value(DURATION_KEY, DEFAULT_DURATION, type=float) if persist else DEFAULT_DURATION
-        self.setWindowTitle(f"Tumble: stability map of {scenario.name}")
-        self.resize(*DEFAULT_SIZE)
-
+        self._map_choice = (directions, duration)
+        self._shown_spin = None
         body = scenario.rigid_body
         self.moments, self.axes = body.principal()
         self.frame = map_frame(self.axes)
         self.axis_labels = axis_labels(self.moments)
         self.omega_norm = float(np.linalg.norm(scenario.angular_velocity))
+        super().__init__(scenario, preset=preset, paused=paused, persist=persist, parent=parent)
+        self.setWindowTitle(f"Tumble: stability map of {scenario.name}")
+        self._show_selection(np.asarray(scenario.angular_velocity, dtype=float))
+        self._show_info()
+        self.compute()
 
+    # ------------------------------------------------------------------ construction
+
+    def _build_view(self, stored) -> None:
         # --- central area: (map over its caption) | scene
         self.map_widget = pg.GraphicsLayoutWidget()
         self._build_map()
@@ -156,46 +128,24 @@ class StabilityWindow(QMainWindow):
         lay.setSpacing(0)
         lay.addWidget(self.map_widget, 1)
         lay.addWidget(self.info)
-        self.scene_view = QtInteractor(self, multi_samples=0, auto_update=False)
-        self.scene_view.setMinimumSize(300, 300)
-        self.scene = RigidBodyScene(self.scene_view, follow=True, trail=True, legend=False)
-        self.camera_fitter = CameraFitter(self, self.scene_view)  # a resize re-fits an untouched camera
+        self.scene_view = self.gl_view(300, 300)
+        self._build_scenes(stored)
         self.scene_view.add_axes(color="#c9d1d9", line_width=2, labels_off=False)
         self.spin_label = overlay_label(self.scene_view)
-        self.splitter = QSplitter(Qt.Horizontal)
-        self.splitter.addWidget(left)
-        self.splitter.addWidget(self.scene_view)
-        self.splitter.setStretchFactor(0, 3)
-        self.splitter.setStretchFactor(1, 2)
-        self.splitter.setSizes([900, 540])
-        self.setCentralWidget(self.splitter)
+        self.set_central(left, self.scene_view, (900, 540))
 
-        # --- the spin shown beside the map
-        repeat = stored.value(keys.REPEAT, False, type=bool)
-        self.worker = SimulationWorker(scenario, running=not paused, repeat=repeat)
-        self.repeat = RepeatToggle(self, repeat, self.worker.set_repeat)
+    def _build_scenes(self, stored) -> None:
+        """The body running the spin chosen on the map."""
+        self.scene = RigidBodyScene(self.scene_view, follow=self.setting(stored, "follow", True, bool),
+                                    trail=self.setting(stored, "trail", True, bool), legend=False)
 
-        self._build_actions()
-        self._build_toolbars(int(directions), float(duration))
-        self._build_menus()
-        self._build_status()
-        geometry = stored.value(GEOMETRY_KEY, QByteArray(), type=QByteArray)
-        if self.persist and not geometry.isEmpty():
-            self.restoreGeometry(geometry)
-        keys.show_notes(self.statusBar())  # values in the settings file that could not be read
-        self._show_selection(np.asarray(scenario.angular_velocity, dtype=float))
-        self._show_info()
-
-        self._show_scenario(self.worker.latest())
-        self.scene_view.ren_win.AddObserver("EndEvent", self._on_rendered)
-        self.frame_timer = QTimer(self)
-        self.frame_timer.setTimerType(Qt.PreciseTimer)
-        self.frame_timer.timeout.connect(self._on_frame)
-        self.worker.start()
-        self.frame_timer.start(FRAME_INTERVAL_MS)
-        self.compute()
-
-    # ------------------------------------------------------------------ construction
+    def _pose_scenes(self, snaps) -> bool:
+        """Pose the body for the snapshot, with the trail from the history."""
+        snap = snaps[0]
+        recent = self.worker.history_since(snap.t - TRAIL_POINTS * RECORD_INTERVAL_S, TRAIL_POINTS)
+        s = snap.state
+        self.scene.set_pose(s.c, s.q, s.w, snap.L, trail_q=recent["q"], trail_c=recent["c"])
+        return True
 
     def _build_map(self) -> None:
         plot = self.map_plot = self.map_widget.addPlot(row=0, col=0)
@@ -233,16 +183,21 @@ class StabilityWindow(QMainWindow):
         plot.scene().sigMouseClicked.connect(self._map_clicked)
 
     def _build_actions(self) -> None:
-        def action(text, slot, shortcut=None, tip=""):
-            return add_action(self, text, slot, shortcut, tip)
+        super()._build_actions()
+        self.main_action = add_action(self, "Open in main view", self.open_in_main_view, "Ctrl+M",
+                                      "Open the main window on this spin, with the parameter panel and the plots")
 
-        self.play_action = action("Pause", self.worker.toggle, "Space", "Play or pause the spin beside the map")
-        self.reset_action = action("Reset", self.worker.reset, "R", "Run the spin again from its start")
-        self.kick_action = action("Kick", self.worker.kick, "K", "A small angular impulse (watch a stable spin stay)")
-        self.main_action = action("Open in main view", self.open_in_main_view, "Ctrl+M",
-                                  "Open the main window on this spin, with the parameter panel and the plots")
-        self.shot_action = action("Save screenshot…", self.save_screenshot_dialog, "Ctrl+P", "Save the window as PNG")
-        self.quit_action = action("Quit", self.close, "Ctrl+Q", "Close the window")
+    def _file_actions(self) -> list:
+        return [self.main_action, None, self.shot_action, None, self.quit_action]
+
+    def _build_view_toolbars(self, stored) -> None:
+        directions, duration = self._map_choice
+        if directions is None:
+            directions = self.setting(stored, "directions", DEFAULT_DIRECTIONS, int) if self.persist \
+                else DEFAULT_DIRECTIONS
+        if duration is None:
+            duration = self.setting(stored, "duration", DEFAULT_DURATION, float) if self.persist else DEFAULT_DURATION
+        self._build_toolbars(int(directions), float(duration))
 
     def _build_toolbars(self, directions: int, duration: float) -> None:
         tb = self.addToolBar("Map")
@@ -275,31 +230,10 @@ class StabilityWindow(QMainWindow):
         self.map_status = QLabel()
         self.map_status.setContentsMargins(8, 0, 8, 0)
         tb.addWidget(self.map_status)
-        tb2 = self.addToolBar("Spin")
-        tb2.setObjectName("spin")
-        tb2.setMovable(False)
-        for a in (self.play_action, self.reset_action, self.kick_action):
-            tb2.addAction(a)
-        tb2.addWidget(self.repeat.checkbox)
-        tb2.addSeparator()
-        tb2.addAction(self.main_action)
-
-    def _build_menus(self) -> None:
-        bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
-        for a in (self.main_action, None, self.shot_action, None, self.quit_action):
-            file_menu.addSeparator() if a is None else file_menu.addAction(a)
-        sim = bar.addMenu("&Simulation")
-        for a in (self.play_action, self.reset_action, self.kick_action):
-            sim.addAction(a)
-        sim.addSeparator()
-        sim.addAction(self.repeat.action)
-
-    def _build_status(self) -> None:
-        self.status_labels, self.error_label = add_status_labels(self, (
-            ("time", "simulated time of the spin beside the map"),
-            ("fps", "scene frames drawn per second"),
-            ("flips", "reversals of the intermediate-axis component of ω")))
+        self.insertToolBar(self.playback_toolbar, tb)  # the map's settings first, the spin's on a row below
+        self.insertToolBarBreak(self.playback_toolbar)
+        self.playback_toolbar.addSeparator()
+        self.playback_toolbar.addAction(self.main_action)
 
     # ------------------------------------------------------------------ the map (GUI thread)
 
@@ -428,13 +362,8 @@ class StabilityWindow(QMainWindow):
 
     # ------------------------------------------------------------------ commands (GUI thread)
 
-    def set_speed(self, speed: float) -> None:
-        """Playback speed of the spin beside the map (a multiple of real time)."""
-        self.worker.set_speed(speed)
-
-    def set_repeat(self, on: bool) -> None:
-        """The spin beside the map starts again at its end (True) or pauses there (False)."""
-        self.repeat.checkbox.setChecked(on)
+    def current_scenario(self):
+        return self.chosen, self.preset if self.chosen is self.base else None
 
     def open_in_main_view(self):
         """Open a main window on the spin chosen last (it stays open on its own)."""
@@ -446,18 +375,6 @@ class StabilityWindow(QMainWindow):
         window.destroyed.connect(lambda *_a, w=window: self.main_windows.remove(w) if w in self.main_windows else None)
         window.show()
         return window
-
-    def save_screenshot_dialog(self) -> None:
-        from PyQt5.QtWidgets import QMessageBox
-
-        from .file_dialogs import save_path
-
-        path, _ = save_path(self, "Save screenshot", "tumble-stability.png", "PNG image (*.png)")
-        if path:
-            try:
-                self.save_screenshot(path, wait_for_map=False)
-            except OSError as err:
-                QMessageBox.warning(self, "Screenshot not saved", f"{path}: {err.strerror or err}")
 
     def save_screenshot(self, path, wait_for_map: bool = True) -> Path:
         """Write the whole window as a PNG, atomically. With ``wait_for_map`` (what
@@ -472,50 +389,13 @@ class StabilityWindow(QMainWindow):
 
     # ------------------------------------------------------------------ the frame loop (GUI thread)
 
-    def _on_rendered(self, *_args) -> None:
-        now = time.perf_counter()
-        self.frames_drawn += 1
-        self._frame_times.append(now)
-        if self.first_frame_time is None and self.isVisible():
-            self.first_frame_time = now
-            self.first_frame_drawn.emit(now)
-
-    def _on_frame(self) -> None:
-        if self._closing:
-            return
-        try:
-            self._draw_frame()
-        except Exception as err:  # noqa: BLE001 - shown in the status bar, traceback on stderr once
-            if not self._frame_failed:
-                self._frame_failed = True
-                traceback.print_exc()
-            self.error_label.setText(f"Display error: {err.__class__.__name__}: {err}")
-
-    def _draw_frame(self) -> None:
+    def _before_pose(self, snaps) -> None:
         self._poll_job()
-        snap = self.worker.latest()
-        now = time.perf_counter()
-        if snap.scenario is not self._shown_scenario:
-            self._show_scenario(snap)
-        if snap.serial != self._drawn_serial:
-            self._drawn_serial = snap.serial
-            recent = self.worker.history_since(snap.t - TRAIL_POINTS * RECORD_INTERVAL_S, TRAIL_POINTS)
-            s = snap.state
-            self.scene.set_pose(s.c, s.q, s.w, snap.L, trail_q=recent["q"], trail_c=recent["c"])
-            self.scene_view.update()
-        if now - self._last_plot >= PLOT_INTERVAL_S:
-            self._last_plot = now
-            self._refresh_track(snap)
-        if snap.error:
-            self.error_label.setText(f"Simulation stopped: {snap.error}")
-        if now - self._last_status >= STATUS_INTERVAL_S:
-            self._last_status = now
-            self._refresh_status(snap, now)
 
-    def _show_scenario(self, snap) -> None:
-        old = self._shown_scenario
-        sc = snap.scenario
-        self._shown_scenario = sc
+    def _show_scenarios(self, snaps) -> None:
+        old = self._shown_spin
+        sc = snaps[0].scenario
+        self._shown_spin = sc
         self.scene.set_body(sc.rigid_body, center=np.asarray(sc.position, dtype=float), w0=sc.angular_velocity,
                             q0=sc.initial_state.q, reset_camera=old is None)
         if old is not None:
@@ -530,7 +410,9 @@ class StabilityWindow(QMainWindow):
             f"&nbsp; <span style='color:{TRAIL_COLOR}'>■</span> trail of the intermediate axis' tip")
         self.spin_label.adjustSize()
 
-    def _refresh_track(self, snap) -> None:
+    def _refresh_plots(self, snaps) -> None:
+        """Omega's track on the map."""
+        snap = snaps[0]
         hist = self.worker.history_since(snap.t - TRACK_SECONDS, TRACK_POINTS)
         w = hist["w"]
         norms = np.linalg.norm(w, axis=1)
@@ -544,42 +426,23 @@ class StabilityWindow(QMainWindow):
         self.track.setData(*break_wraps(lon, lat))
         self.track_head.setData([lon[-1]], [lat[-1]])
 
-    def _refresh_status(self, snap, now: float) -> None:
-        cutoff = now - FPS_WINDOW_S
-        self._frame_times = [t for t in self._frame_times if t >= cutoff]
-        self._fps = len(self._frame_times) / FPS_WINDOW_S
+    def _refresh_status(self, snaps) -> None:
+        snap = snaps[0]
         lab = self.status_labels
         state = "" if snap.running else f" ({END_OF_RUN})" if snap.ended else " (paused)"
         lab["time"].setText(f"t = {snap.t:8.2f} s{state}")
         lab["time"].setToolTip(END_OF_RUN_TIP if snap.ended else "simulated time of the spin beside the map")
-        lab["fps"].setText(f"{self._fps:3.0f} fps")
         lab["flips"].setText(f"flips {snap.flips}")
-        self.play_action.setText("Pause" if snap.running else "Play")
 
-    @property
-    def fps(self) -> float:
-        return self._fps
+    # ------------------------------------------------------------------ closing (main windows opened here stay open)
 
-    # ------------------------------------------------------------------ closing
-
-    def closeEvent(self, event) -> None:  # noqa: N802 - Qt API
-        """Stop the timer, the map's job and the worker (joined); main windows opened from
-        here stay open."""
-        if self._closing:
-            super().closeEvent(event)
-            return
-        self._closing = True
-        self.frame_timer.stop()
+    def _stop_jobs(self) -> None:
         if self.job is not None:
             self.job.stop()
-        self.worker.stop()
-        if self.persist:
-            stored = keys.open_settings()
-            stored.setValue(GEOMETRY_KEY, self.saveGeometry())
-            stored.setValue(DIRECTIONS_KEY, self.directions_box.value())
-            stored.setValue(DURATION_KEY, self.duration_box.value())
-            stored.setValue(keys.REPEAT, self.repeat.isChecked())
-            stored.sync()
-        self.scene_view.close()
+
+    def _save_view_settings(self, stored) -> None:
+        stored.setValue(keys.view_key(self.VIEW, "directions"), self.directions_box.value())
+        stored.setValue(keys.view_key(self.VIEW, "duration"), self.duration_box.value())
+
+    def _release(self) -> None:
         release_menus(self.map_plot, self.colorbar)  # a ColorBarItem is a PlotItem, menus and all
-        super().closeEvent(event)

@@ -96,17 +96,18 @@ FIRST_FRAME_MS = 20000
 
 @pytest.fixture
 def open_view(qtbot):
-    """Factory: ``open_view(scenario, view="main", integrator=None, dt=None)`` -> a shown
-    window of that view on a preset (optionally with another integrator and step)."""
+    """Factory: ``open_view(scenario, view="main", integrator=None, dt=None, **options)`` -> a
+    shown window of that view on a preset (optionally with another integrator and step, and
+    the view's own options, e.g. a stability map's ``directions``)."""
     from app.gui.views import view_factory
     from app.scenario import SolverSpec, load
 
-    def make(name, *, view="main", integrator=None, dt=None, speed=None, paused=False):
+    def make(name, *, view="main", integrator=None, dt=None, speed=None, paused=False, **options):
         sc = load(name)
         changes = {k: v for k, v in (("integrator", integrator), ("dt", dt)) if v is not None}
         if changes:
             sc = sc.replace(solver=SolverSpec(**{**sc.solver.__dict__, **changes}))
-        window = view_factory(view)(sc, preset=name, paused=paused, persist=False)
+        window = view_factory(view)(sc, preset=name, paused=paused, persist=False, **options)
         qtbot.addWidget(window)
         if speed is not None:
             window.set_speed(speed)

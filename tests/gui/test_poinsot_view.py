@@ -37,7 +37,7 @@ def settle_paused(window, qtbot):
     """Pause, and wait until the frame drawn is the newest snapshot."""
     window.worker.pause()
     qtbot.waitUntil(lambda: not window.worker.latest().running, timeout=WAIT_MS)
-    qtbot.waitUntil(lambda: window._drawn_serial == window.worker.latest().serial, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.drawn_serials == (window.worker.latest().serial,), timeout=WAIT_MS)
     return window.worker.latest()
 
 

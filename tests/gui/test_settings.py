@@ -87,3 +87,28 @@ def test_tumble_gui_starts_with_a_bad_speed(private_settings, speed):
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert "error" not in res.stderr
+
+
+def test_a_view_reads_where_an_older_version_kept_a_setting_and_writes_under_its_name(private_settings):
+    write_ini(private_settings, "[playback]\nspeed=2.5\n[window]\ngeometry=abc\n[compare]\ngeometry=xyz\n")
+    stored = keys.open_settings()
+    assert keys.view_key("main", "speed", stored) == keys.SPEED
+    assert keys.view_key("compare", "speed", stored) == keys.SPEED  # every view read the one speed
+    assert keys.view_key("poinsot", "geometry", stored) == keys.GEOMETRY  # it was the main window's
+    assert keys.view_key("stability", "geometry", stored) == "stability/geometry"  # not the main layout
+    assert keys.view_key("compare", "geometry", stored) == "compare/geometry"
+    assert keys.view_key("main", "speed") == "main/speed"  # what a window writes
+    stored.setValue("main/speed", 0.5)
+    assert keys.view_key("main", "speed", stored) == "main/speed"  # once written, its own wins
+
+
+def test_the_window_keeps_the_speed_an_older_version_saved(private_settings, open_window, qtbot):
+    write_ini(private_settings, "[playback]\nspeed=2.5\n")
+    window = open_window("t-handle", paused=True, persist=True)
+    assert window.worker.latest().speed == pytest.approx(2.5, rel=0.03)  # the slider's log steps
+    window.set_speed(0.5)
+    qtbot.waitUntil(lambda: window.worker.latest().speed == pytest.approx(0.5, rel=0.03), timeout=10_000)
+    window.close()
+    stored = keys.open_settings()
+    assert stored.value("main/speed", 1.0, type=float) == pytest.approx(0.5, rel=0.03)
+    assert stored.value(keys.SPEED, 1.0, type=float) == 2.5  # the old key is left as it was
