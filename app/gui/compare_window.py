@@ -30,7 +30,7 @@ from ..scene.compare import SIDE_COLORS, CompareScene
 from ..scene.style import L_COLOR, OMEGA_COLOR, TRAIL_COLOR
 from ..simulation.compare import SIDES, make_pair, pose_at, side_label, variant
 from ..simulation.worker import RECORD_INTERVAL_S
-from .plots import DEFAULT_COMPARE_WINDOW, MAX_POINTS, DriftPlots, PlotsBox
+from .plots import DEFAULT_COMPARE_WINDOW, DriftPlots, PlotsBox
 from . import settings as keys
 from .shell import ViewWindow
 from .theme import ERROR_TEXT
@@ -292,12 +292,7 @@ class CompareWindow(ViewWindow):
                 field.setText(f"{s.scenario.solver.dt:g}")
 
     def _refresh_plots(self, snaps) -> None:
-        window = self.plots.window_s
-        hists = []
-        for worker, snap in zip(self.workers, snaps):
-            since = None if window is None else snap.t - window
-            hists.append(worker.history_since(since, MAX_POINTS))
-        self.plots.refresh(hists)
+        self.plots.refresh_from(self.workers, snaps)
 
     def _refresh_status(self, snaps) -> None:
         lab = self.status_labels

@@ -208,7 +208,7 @@ class ExactGhost(QObject):
             return
         start_t = self.reference.start.t
         last = self._trace_t[-1] if len(self._trace_t) else -np.inf
-        hist = worker.history_since(max(last, start_t))
+        hist = worker.span(max(last, start_t))
         t, q = hist["t"], hist["q"]
         new = t > last
         if np.any(new):

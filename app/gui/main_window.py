@@ -33,7 +33,7 @@ from .file_dialogs import file_stem, save_path
 from .ghost import ExactGhost
 from .gyro_editor import PartsStatus
 from .panel import ParameterPanel
-from .plots import DEFAULT_WINDOW, MAX_POINTS, PlotsBox, PlotsPanel
+from .plots import DEFAULT_WINDOW, PlotsBox, PlotsPanel
 from .shell import STATUS_MESSAGE_MS, ViewWindow
 from .theory_panel import TheoryPanel
 from .window_parts import add_action, legend_html, overlay_label, same_start, show_run_state
@@ -278,8 +278,7 @@ class MainWindow(ViewWindow):
         snap = snaps[0]
         window = self.plots.window_s
         since = None if window is None else snap.t - window
-        hist = self.worker.history_since(since, MAX_POINTS)
-        self.plots.refresh(hist, snap)
+        hist = self.plots.refresh_from([self.worker], [snap])[0]
         self.ghost.refresh_plot(self.worker, since)
         now = time.perf_counter()
         if now - self._last_polhode >= POLHODE_INTERVAL_S:
@@ -297,7 +296,7 @@ class MainWindow(ViewWindow):
         period = snap.predicted_flip_period
         lab["period"].setText("predicted flip period " + period_text(period))
         self.parts_status.refresh(snap)
-        self.theory.refresh(snap, self.worker.history_since)
+        self.theory.refresh(snap, self.worker)
 
     # ------------------------------------------------------------------ closing
 

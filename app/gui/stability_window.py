@@ -413,7 +413,7 @@ class StabilityWindow(ViewWindow):
     def _refresh_plots(self, snaps) -> None:
         """Omega's track on the map."""
         snap = snaps[0]
-        hist = self.worker.history_since(snap.t - TRACK_SECONDS, TRACK_POINTS)
+        hist = self.worker.span(snap.t - TRACK_SECONDS, None, TRACK_POINTS)
         w = hist["w"]
         norms = np.linalg.norm(w, axis=1)
         w = w[norms > 0]

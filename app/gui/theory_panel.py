@@ -46,7 +46,7 @@ class TheoryPanel(QWidget):
     the run's history, for the current segment (the run's start or its last kick).
 
     Calls (GUI thread): :meth:`refresh` with the worker's newest snapshot and its
-    ``history_since`` at the window's status rate. Published for tests: ``predicted``
+    the worker's recording at the window's status rate. Published for tests: ``predicted``
     (:class:`app.physics.theory.Theory`) and ``observed`` (``{key: float or None}``).
     """
 
@@ -87,15 +87,15 @@ class TheoryPanel(QWidget):
 
     # ------------------------------------------------------------------ GUI thread
 
-    def refresh(self, snap, history_since) -> None:
-        """Update from ``snap`` (a worker Snapshot) and ``history_since(since)`` (copies of
-        the worker's history rows with t >= since, see :mod:`app.simulation.history`)."""
+    def refresh(self, snap, recording) -> None:
+        """Update from ``snap`` (a worker Snapshot) and ``recording`` (the worker: its
+        :class:`~app.simulation.recording.Recording` of the run)."""
         sc = snap.scenario
         segment = snap.segment_start if snap.segment_start is not None else sc.initial_state
         key = (snap.run_id, segment.t, len(snap.kick_times))
         if key != self._segment_key:
             self._start_segment(key, sc, segment)
-        self._observe(snap, history_since)
+        self._observe(snap, recording)
         self._show()
 
     def _start_segment(self, key, sc, segment) -> None:
@@ -112,11 +112,11 @@ class TheoryPanel(QWidget):
         self.note.setText("" if self.predicted != theory.Theory() else
                           "No free-body theory here: applied torques, a damper or a rotor, or no intermediate axis.")
 
-    def _rows(self, history_since, since: float):
+    def _rows(self, recording, since: float):
         """(t, q, w) of the segment's history from ``since`` on; the segment's own start
         replaces the rows at or before it (a kick leaves two rows at one time)."""
         seg = self._segment
-        rows = history_since(max(since, seg.t))
+        rows = recording.span(max(since, seg.t))
         later = rows["t"] > seg.t
         t, q, w = rows["t"][later], rows["q"][later], rows["w"][later]
         if since <= seg.t:
@@ -125,27 +125,27 @@ class TheoryPanel(QWidget):
             w = np.concatenate([seg.w[None], w])
         return t, q, w
 
-    def _observe(self, snap, history_since) -> None:
+    def _observe(self, snap, recording) -> None:
         seg, body, pred = self._segment, self._body, self.predicted
         flips = [x for x in snap.flip_times if x > seg.t]
         if pred.flip_period is not None and len(flips) >= 2:
             self.observed["flip_period"] = flips[-1] - flips[-2]
         period = pred.polhode_period
         if period is not None:
-            t, _, w = self._rows(history_since, snap.t - POLHODE_WINDOW_PERIODS * period)
+            t, _, w = self._rows(recording, snap.t - POLHODE_WINDOW_PERIODS * period)
             periods = theory.observed_polhode_periods(body, t, w)
             if len(periods):
                 self.observed["polhode_period"] = float(periods[-1])
             whole = int(math.floor((snap.t - seg.t) / period))
             if whole >= 1 and whole != self._phase_period:
                 start = seg.t + (whole - 1) * period - max(MARGIN_S, 2.0 * self._dt)
-                t, q, w = self._rows(history_since, start)
+                t, q, w = self._rows(recording, start)
                 phases = theory.observed_montgomery_phases(t, q, w, self._momentum, seg.t, seg.q, period)
                 if len(phases):
                     self.observed["montgomery_phase"] = float(phases[-1])
                     self._phase_period = whole
         if pred.growth_rate is not None and not self._growth_done and snap.t - seg.t <= GROWTH_SEARCH_S:
-            t, _, w = self._rows(history_since, seg.t)
+            t, _, w = self._rows(recording, seg.t)
             rate = theory.observed_growth_rate(body, t, w)
             if rate is not None:
                 self.observed["growth_rate"] = rate
