@@ -71,6 +71,7 @@ def _integrator_help(what: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
+    from .views import get_view, view_names
     from .simulation.stability import DEFAULT_DIRECTIONS, DEFAULT_DURATION, MAX_DIRECTIONS
 
     p = _Parser(prog="tumble", description="Free rigid-body rotation: watch it, measure it, export it.")
@@ -137,26 +138,25 @@ def build_parser() -> argparse.ArgumentParser:
                    help="simulated seconds per second of video: 0.25 slow motion, 4 time-lapse (default 1)")
     e.add_argument("--size", metavar="WxH", help="frame size in pixels, even (default 1280x720; 640x360 for a GIF)")
     e.add_argument("--with-plots", action="store_true", help="the plots of L, omega and the drifts beside the scene")
-    e.add_argument("--overlay", metavar="LIST", default="time,flips,title",
-                   help="text over the scene: any of time, flips, title, or none (default all)")
+    e.add_argument("--overlay", metavar="LIST", default=DEFAULT_OVERLAY,
+                   help="over the scene: any of time, flips, title, legend (the colour key), ghost (the exact "
+                        f"closed-form ghost, where it applies), or none (default {DEFAULT_OVERLAY})")
     e.add_argument("--title", metavar="TEXT", help="title text (default the scenario's name without notes such as (edited))")
     e.add_argument("--integrator", type=_integrator, metavar="NAME",
                    help=_integrator_help("integrator (default: the scenario's)"))
     e.add_argument("--dt", type=positive("--dt"), help="step (s); for dop853 the largest step")
-    e.add_argument("--view", choices=EXPORT_VIEWS, default="main",
-                   help="what is drawn: main (the body), poinsot, or compare (two integrators side by side, "
-                        "with --integrators/--dts; default main)")
-    e.add_argument("--integrators", nargs=2, type=_integrator, metavar=("A", "B"),
-                   help=_integrator_help("--view compare: the two integrators (default semi-implicit-euler "
-                                         "splitting)"))
-    e.add_argument("--dts", nargs=2, type=positive("--dts"), metavar=("DT_A", "DT_B"),
-                   help="--view compare: the two steps (s; default --dt, else 0.01 or the scenario's dt if coarser)")
+    e.add_argument("--view", choices=view_names(), default="main",
+                   help="what is drawn: " + "; ".join(f"{n}: {get_view(n).description}" for n in view_names())
+                        + " (default main)")
+    for name in view_names():
+        for option in get_view(name).options:
+            e.add_argument(option.flag, dest=f"view_{option.key}", **option.kwargs)
     e.add_argument("--progress-json", action="store_true", help=argparse.SUPPRESS)
 
     g = sub.add_parser("gui", help="open the app window")
     g.add_argument("scenario", nargs="?")
     g.add_argument("--paused", action="store_true")
-    g.add_argument("--view", default="main")
+    g.add_argument("--view", default="main", help="the window opened: " + ", ".join(view_names()) + " (default main)")
     g.add_argument("--screenshot", metavar="FILE", help="save a PNG of the window and exit")
     g.add_argument("--quit-after", type=nonnegative("--quit-after"), metavar="S",
                    help="seconds of wall time before the screenshot/exit")
@@ -410,9 +410,27 @@ def cmd_stability(args) -> int:
     return EXIT_OK
 
 
-EXPORT_OVERLAYS = ("time", "flips", "title")
-#: what ``tumble export --view`` can draw
-EXPORT_VIEWS = ("main", "poinsot", "compare")
+EXPORT_OVERLAYS = ("time", "flips", "title", "legend", "ghost")
+#: what ``tumble export`` draws over the scene unless told: the colour key included (the main
+#: and Poinsot exports drew theirs before; now every view does, at every size)
+DEFAULT_OVERLAY = "time,flips,title,legend"
+
+
+def _view_options(args, spec) -> dict:
+    """The options of ``spec`` given on the command line; an option of another view is a
+    :class:`UsageError` ("--dts must come with --view compare")."""
+    from .views import get_view, view_names
+
+    options = {}
+    for name in view_names():
+        for option in get_view(name).options:
+            value = getattr(args, f"view_{option.key}", None)
+            if value is None:
+                continue
+            if name != spec.name:
+                raise UsageError(f"{option.flag} must come with --view {name}")
+            options[option.key] = value
+    return options
 
 
 def cmd_export(args) -> int:
@@ -425,57 +443,55 @@ def cmd_export(args) -> int:
         ExportCancelled,
         ExportSettings,
         Overlay,
-        export_animation,
         export_data,
         parse_size,
         plan_export,
     )
     from .export.protocol import JsonProgress, StdinCancel, sigterm_as_interrupt
     from .physics.errors import ParameterError, shorten
+    from .views import get_view
 
     shown = {item.strip() for item in args.overlay.split(",")}
     if shown == {"none"}:
         shown = set()
     if not shown <= set(EXPORT_OVERLAYS):
         raise ParameterError("--overlay", args.overlay, f"be a comma list of {', '.join(EXPORT_OVERLAYS)}, or none")
+    spec = get_view(args.view)
+    options = _view_options(args, spec)
+    if spec.name == "compare" and args.integrator is not None:
+        raise UsageError(f"--integrator must not be used with --view compare (use --integrators A B), "
+                         f"got {args.integrator!r}")
     sc = with_solver_flags(_load_scenario(args.scenario), args, ("integrator", "dt"))
     title = None if "title" not in shown else (args.title if args.title is not None else "")
     try:
         settings = ExportSettings(
             out=args.out, fps=args.fps, duration=args.duration, start=args.start, speed=args.speed,
             size=None if args.size is None else parse_size(args.size), with_plots=args.with_plots,
-            overlay=Overlay(time="time" in shown, flips="flips" in shown, title=title))
+            overlay=Overlay(time="time" in shown, flips="flips" in shown, title=title, legend="legend" in shown,
+                            ghost="ghost" in shown))
         plan = plan_export(sc, settings)
     except ParameterError as err:
         raise UsageError(f"--{err}") from None
-
-    animate = export_animation
-    if args.view != "compare" and (args.integrators or args.dts):
-        raise UsageError(f"--{'integrators' if args.integrators else 'dts'} must come with --view compare")
-    if args.view == "compare":
-        if args.integrator is not None:
-            raise UsageError(f"--integrator must not be used with --view compare (use --integrators A B), "
-                             f"got {args.integrator!r}")
-        if plan.format in DATA_FORMATS.values():
-            raise ParameterError("--out", args.out, "end in .mp4, .gif or .png with --view compare")
-        from .export.compare import export_compare
-        from .simulation.compare import make_pair
+    if plan.format in DATA_FORMATS.values() and spec.name != "main":
+        raise ParameterError("--out", args.out, f"end in .mp4, .gif or .png with --view {spec.name}")
+    if spec.name == "compare" and args.dt is not None and "dts" not in options:
+        options["dts"] = (args.dt, args.dt)
+    try:
+        runs = spec.runs(sc, options)
+    except ParameterError as err:
+        raise UsageError(f"--{'dts' if err.field.endswith('dt') else 'integrators'}: {err}") from None
+    if "ghost" in shown:
+        from .export.exporter import check_ghost
 
         try:
-            steps = args.dts or ((args.dt, args.dt) if args.dt is not None else (None, None))
-            pair = make_pair(sc, args.integrators or (None, None), steps)
+            check_ghost(runs)
         except ParameterError as err:
-            raise UsageError(f"--{'dts' if err.field.endswith('dt') else 'integrators'}: {err}") from None
+            raise UsageError(f"--{err}") from None
 
-        def animate(_scenario, plan, progress=None, cancel=None):
-            return export_compare(pair, plan, progress=progress, cancel=cancel)
-    elif args.view == "poinsot":
-        try:  # the Poinsot view's export (same call as export_animation)
-            from .export.poinsot import export_poinsot as animate
-        except ImportError:
-            raise UsageError("--view poinsot is not available in this build") from None
-        if plan.format in DATA_FORMATS.values():
-            raise ParameterError("--out", args.out, "end in .mp4, .gif or .png with --view poinsot")
+    def animate(_scenario, plan, progress=None, cancel=None):
+        from .export.exporter import export
+
+        return export(spec, runs, plan, progress=progress, cancel=cancel, options=options)
 
     if plan.format in DATA_FORMATS.values():
         with ProgressBar("export") as bar:
