@@ -154,26 +154,16 @@ class Canvas:
         edges = np.round(np.cumsum([0.0, *shares]) / total * self.width).astype(int)
         self.panes = [PanePlotter(self.plotter, i, (int(edges[i + 1] - edges[i]), self.height)) for i in range(n)]
         self._added: list = []
-        self._overlay = None
         self._status = None
         self._pixels = vtkUnsignedCharArray()
 
     # ------------------------------------------------------------------ overlays
 
     def finish(self, title: str | None = None, status: bool = False, legend_rows=(), title_corner: str = "top") -> None:
-        """After the view is built: the gradient layers and the overlay layer on top of them."""
-        from vtkmodules.vtkRenderingCore import vtkRenderer
-
-        backgrounds = _gradient_layer(list(self.plotter.renderers), self.window)
-        self._added += backgrounds
-        layer = 2 if backgrounds else 1
-        overlay = vtkRenderer()
-        overlay.SetLayer(layer)
-        overlay.InteractiveOff()
-        self.window.SetNumberOfLayers(layer + 1)
-        self.window.AddRenderer(overlay)
-        self._added.append(overlay)
-        self._overlay = overlay
+        """After the view is built: the gradient layers, then the overlays, drawn by the
+        panes' own renderers (time, flips and the colour key by the first, the title at the
+        right of the last): a renderer of their own would cost a pass per frame."""
+        self._added += _gradient_layer(list(self.plotter.renderers), self.window)
         h = self.height
         font = text_px(h)
         margin = max(4, round(MARGIN_FRACTION * h))
@@ -181,8 +171,10 @@ class Canvas:
             self._status = self._text("", (margin, margin), font)
         if title:
             top = title_corner == "top"
-            prop = self._text(title, (self.width - margin, h - margin if top else margin),
-                              max(MIN_FONT, round(TITLE_FRACTION * h))).GetTextProperty()
+            last = len(self.panes) - 1
+            x = self.panes[last].window_size[0] - margin
+            prop = self._text(title, (x, h - margin if top else margin), max(MIN_FONT, round(TITLE_FRACTION * h)),
+                              pane=last).GetTextProperty()
             prop.SetJustificationToRight()
             if top:
                 prop.SetVerticalJustificationToTop()
@@ -190,8 +182,8 @@ class Canvas:
         if legend_rows:
             self._legend(legend_rows, margin, max(MIN_FONT, round(LEGEND_SCALE * font)))
 
-    def _text(self, text: str, position, size: int, color: str = TEXT_COLOR):
-        """A text actor of the overlay at ``position`` (pixels from the bottom left), drawn
+    def _text(self, text: str, position, size: int, color: str = TEXT_COLOR, pane: int = 0):
+        """A text actor at ``position`` (pixels from the bottom left of pane ``pane``), drawn
         in the font file (VTK's own fonts lack ω, ², ₀)."""
         import pyvista as pv
         from vtkmodules.vtkRenderingCore import vtkTextActor
@@ -203,7 +195,7 @@ class Canvas:
         prop.SetFontSize(int(size))
         prop.SetColor(pv.Color(color).float_rgb)
         use_font_file(prop)
-        self._overlay.AddViewProp(actor)
+        self.plotter.renderers[pane].AddViewProp(actor)
         return actor
 
     def _legend(self, rows, margin: int, size: int) -> None:
