@@ -284,3 +284,19 @@ def test_overlay_ghost_is_refused_where_the_closed_form_does_not_apply(tmp_path,
     lines = [line for line in res.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "--overlay must not include ghost" in lines[0] and "torques" in lines[0], res.stderr
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--view", "stability", "--directions", "0"], "--directions must be a whole number from 1 to"),
+    (["--view", "stability", "--map-duration", "-1"], "--map-duration must be a finite number > 0"),
+    (["--directions", "100"], "--directions must come with --view stability"),
+    (["--view", "poinsot", "--dts", "0.01", "0.01"], "--dts must come with --view compare"),
+    (["--view", "stability", "--out", "{d}/x.csv"], "--out must end in .mp4, .gif or .png with --view stability"),
+])
+def test_a_view_s_own_options_are_checked_on_the_command_line(tmp_path, args, message):
+    args = [a.format(d=tmp_path) for a in args]
+    res = tumble("export", "t-handle", *(args if "--out" in args else [*args, "--out", tmp_path / "x.mp4"]))
+    assert res.returncode == 2
+    lines = [line for line in res.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and message in lines[0], res.stderr
+    assert not list(tmp_path.iterdir())

@@ -39,7 +39,7 @@ from .encode import (
 )
 from .errors import EncodeError, ExportCancelled
 from .settings import FORMATS, ExportPlan, ExportSettings, plan_export, sequence_digits, sequence_paths
-from .timeline import Timeline, simulate_timeline
+from .timeline import simulate_timeline
 
 
 @dataclass(frozen=True)

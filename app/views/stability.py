@@ -55,6 +55,20 @@ def map_track(w: np.ndarray, frame) -> tuple[np.ndarray, np.ndarray]:
     return break_wraps(np.degrees(lo), np.degrees(la))
 
 
+def runs(scenario, options=None) -> tuple:
+    """The scenario's own spin; its map's options checked (``directions``, ``map_duration``)."""
+    from ..physics.errors import ParameterError
+    from ..simulation.stability import MAX_DIRECTIONS
+
+    options = options or {}
+    directions, duration = options.get("directions"), options.get("map_duration")
+    if directions is not None and not 1 <= directions <= MAX_DIRECTIONS:
+        raise ParameterError("--directions", directions, f"be a whole number from 1 to {MAX_DIRECTIONS}")
+    if duration is not None and not (math.isfinite(duration) and duration > 0):
+        raise ParameterError("--map-duration", duration, "be a finite number > 0 (s of simulated time)")
+    return (scenario,)
+
+
 def legend_rows() -> tuple:
     return body_legend()[3:6] + (("ω's track on the map (last 30 s)", TRACK_COLOR),)
 
@@ -105,8 +119,10 @@ class StabilityView(ViewScene, BodyPoses):
         if omega_norm == 0:
             raise ParameterError(f"initial.angular_velocity of {sc.name!r}", [0, 0, 0],
                                  "be non-zero for the stability view (its magnitude sets the spin rate)")
-        directions = int(self.options.get("directions") or EXPORT_DIRECTIONS)
-        duration = float(self.options.get("map_duration") or EXPORT_MAP_DURATION)
+        directions = self.options.get("directions")
+        directions = EXPORT_DIRECTIONS if directions is None else int(directions)
+        duration = self.options.get("map_duration")
+        duration = EXPORT_MAP_DURATION if duration is None else float(duration)
         try:
             smap = stability_map(sc.rigid_body, omega_norm, directions, duration)
         except ParameterError as err:
@@ -198,4 +214,4 @@ SPEC = register(ViewSpec(
     description="stability map of the body's spin axes (wander of omega), click a point to run that spin",
     window="app.gui.stability_window:StabilityWindow",
     panes=(PaneSpec("body", 0.5), PaneSpec("map", 0.5, kind="2d", refresh_s=TRACK_REFRESH_S)),
-    build=StabilityView, legend_rows=legend_rows, options=_options()))
+    build=StabilityView, runs=runs, legend_rows=legend_rows, options=_options()))
