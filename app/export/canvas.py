@@ -1,11 +1,4 @@
-"""The export's one off-screen canvas: every 3D pane of a view in one render window, the overlays (time, flips, title, colour key) in the font file, pixels read into a reused buffer.
-
-One ``pv.Plotter(off_screen=True)`` per export, owned by the thread that made it (the
-export runs in its own process when started from the window, so VTK never leaves the
-thread that created it). Multisampling is off: in software GL it costs more than the rest
-of the frame (see MEASURED.md). Pixels are read straight from the render window into a
-reused buffer, which is several times cheaper than ``Plotter.screenshot``.
-"""
+"""The export's one off-screen canvas: every 3D pane of a view in one render window, the overlays (time, flips, title, colour key) in the font file, pixels read into a reused buffer."""
 
 from __future__ import annotations
 
@@ -133,7 +126,11 @@ def _gradient_layer(renderers, window):
 class Canvas:
     """The 3D panes of a view side by side (``shares`` of the width), and the overlays.
 
-    Thread: the thread that created it (it owns a VTK render window).
+    One ``pv.Plotter(off_screen=True)`` per export, owned by the thread that made it (the
+    export runs in its own process when started from the window, so VTK never leaves the
+    thread that created it). Multisampling is off: in software GL it costs more than the rest
+    of the frame. Pixels are read straight from the render window into a reused buffer,
+    several times cheaper than ``Plotter.screenshot``.
     """
 
     def __init__(self, size, shares):
