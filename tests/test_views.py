@@ -219,7 +219,7 @@ def test_the_colour_key_draws_omega_with_the_font_file(monkeypatch):
 
 @pytest.mark.parametrize("name", view_names())
 def test_every_view_exports_its_colour_key_with_omega(tmp_path, name):
-    from app.export.canvas import LEGEND_SCALE, MARGIN_FRACTION, MIN_FONT, text_px
+    from app.export.canvas import MARGIN_FRACTION, legend_size, text_px
 
     out = tmp_path / "key.png"
     size = (640, 360)
@@ -228,10 +228,14 @@ def test_every_view_exports_its_colour_key_with_omega(tmp_path, name):
     keyed, bare = iio.imread(sequence_paths(out, FRAMES)[0]), iio.imread(sequence_paths(tmp_path / "bare.png", FRAMES)[0])
     rows = get_view(name).legend_rows()
     row = next(i for i, (label, _) in enumerate(rows) if label.startswith("ω"))
-    font = max(MIN_FONT, round(LEGEND_SCALE * text_px(size[1])))
+    font = legend_size(size[1])
     margin = max(4, round(MARGIN_FRACTION * size[1]))
     line = round(1.3 * font)
-    top, x = margin + row * line, margin + round(1.2 * font)
+    if get_view(name).legend_corner == "top":
+        top = margin + row * line
+    else:  # standing on the time line
+        top = size[1] - (margin + round(1.6 * text_px(size[1])) + (len(rows) - row) * line)
+    x = margin + round(1.2 * font)
     cell = (slice(top, top + line + 2), slice(x, x + font))
     assert np.abs(keyed[cell].astype(int) - bare[cell].astype(int)).sum() > 1000, "no ω in the key"
 

@@ -12,8 +12,10 @@ from ..scene.style import BACKGROUND, TEXT_COLOR, use_font_file
 #: overlay text height as a fraction of the frame height (pixels of font per pixel of frame)
 TEXT_FRACTION = 0.028
 TITLE_FRACTION = 0.036
-#: the colour key's rows, as a fraction of the overlay text height
+#: the colour key's rows, as a fraction of the overlay text height, and their smallest size (px):
+#: a GIF's 640x360 frame still reads them
 LEGEND_SCALE = 0.85
+MIN_LEGEND_FONT = 10
 #: smallest font (pixels), so that small GIFs stay readable
 MIN_FONT = 9
 #: margin of the overlay text from the frame's edges, as a fraction of the frame height
@@ -28,6 +30,11 @@ LEGEND_BACKING = 0.6
 def text_px(height: int) -> int:
     """The overlay text's height (px) in a frame ``height`` pixels high."""
     return max(MIN_FONT, round(TEXT_FRACTION * height))
+
+
+def legend_size(height: int) -> int:
+    """The colour key's text height (px) in a frame ``height`` pixels high."""
+    return max(MIN_LEGEND_FONT, round(LEGEND_SCALE * text_px(height)))
 
 
 def vtk_text(text: str) -> str:
@@ -156,7 +163,8 @@ class Canvas:
 
     # ------------------------------------------------------------------ overlays
 
-    def finish(self, title: str | None = None, status: bool = False, legend_rows=(), title_corner: str = "top") -> None:
+    def finish(self, title: str | None = None, status: bool = False, legend_rows=(), title_corner: str = "top",
+               legend_corner: str = "top") -> None:
         """After the view is built: the gradient layers, then the overlays, drawn by the
         panes' own renderers (time, flips and the colour key by the first, the title at the
         right of the last): a renderer of their own would cost a pass per frame."""
@@ -177,7 +185,9 @@ class Canvas:
                 prop.SetVerticalJustificationToTop()
             prop.BoldOn()
         if legend_rows:
-            self._legend(legend_rows, margin, max(MIN_FONT, round(LEGEND_SCALE * font)))
+            # at the bottom, the rows stand on the time and flips line
+            self._legend(legend_rows, margin, legend_size(h),
+                         bottom=margin + round(1.6 * font) if legend_corner == "bottom" else None)
 
     def _text(self, text: str, position, size: int, color: str = TEXT_COLOR, pane: int = 0):
         """A text actor at ``position`` (pixels from the bottom left of pane ``pane``), drawn
@@ -195,14 +205,15 @@ class Canvas:
         self.plotter.renderers[pane].AddViewProp(actor)
         return actor
 
-    def _legend(self, rows, margin: int, size: int) -> None:
-        """The colour key at the top left: a swatch in each row's colour, then its label."""
+    def _legend(self, rows, margin: int, size: int, bottom: int | None = None) -> None:
+        """The colour key at the left, from the top (or up from ``bottom`` px): a swatch in
+        each row's colour, then its label."""
         import pyvista as pv
 
         line = round(1.3 * size)
         back = pv.Color(BACKGROUND).float_rgb
         for i, (label, color) in enumerate(rows):
-            y = self.height - margin - (i + 1) * line
+            y = self.height - margin - (i + 1) * line if bottom is None else bottom + (len(rows) - 1 - i) * line
             swatch = self._text(SWATCH, (margin, y), size, color)
             text = self._text(label, (margin + round(1.2 * size), y), size)
             for actor in (swatch, text):

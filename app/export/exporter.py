@@ -101,7 +101,7 @@ class FrameComposer:
                 rows += ghost_row()
             self.canvas.finish(plan.title, status=ov.time or ov.flips,
                                legend_rows=rows if getattr(ov, "legend", False) else (),
-                               title_corner=getattr(spec, "title_corner", "top"))
+                               title_corner=spec.title_corner, legend_corner=spec.legend_corner)
             for k, pane in enumerate(panes[len(three):], start=len(three)):
                 size = (edges[k + 1] - edges[k], h)
                 self.pictures.append((edges[k], edges[k + 1], self.view.picture(pane.name, size)))

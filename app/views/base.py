@@ -47,7 +47,8 @@ class ViewSpec:
     ``PlotSpec`` (app.views.plots) or None; ``ghost`` whether the exact ghost exists in this view;
     ``window`` the Qt window hosting it, as "module:Class" (imported by the GUI only);
     ``legend_rows()`` its colour key; ``options`` its own command-line options (:class:`ViewOption`);
-    ``title_corner`` where an export puts the title ("top" or "bottom" right).
+    ``title_corner`` where an export puts the title ("top" or "bottom" right), ``legend_corner``
+    its colour key ("top" or "bottom" left).
     """
 
     name: str
@@ -62,6 +63,7 @@ class ViewSpec:
     ghost: bool = True
     options: tuple = ()
     title_corner: str = "top"
+    legend_corner: str = "top"
 
     def pane(self, name: str) -> PaneSpec:
         return next(p for p in self.panes if p.name == name)

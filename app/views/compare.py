@@ -115,4 +115,4 @@ SPEC = register(ViewSpec(
     description="two integrators (or steps) on one scenario side by side, their energy and |L| drifts on shared plots",
     window="app.gui.compare_window:CompareWindow",
     panes=(PaneSpec("pair", 1.0),), build=CompareView, runs=runs, plots=_plots,
-    legend_rows=legend_rows, options=_options()))
+    legend_rows=legend_rows, options=_options(), legend_corner="bottom"))
