@@ -70,7 +70,7 @@ def _view_options(args, spec) -> dict:
                 continue
             if name != spec.name:
                 raise UsageError(f"{option.flag} must come with --view {name}")
-            options[option.key] = value
+            options[option.key] = tuple(value) if isinstance(value, list) else value
     return options
 
 

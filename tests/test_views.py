@@ -304,3 +304,21 @@ def test_a_view_s_own_options_are_checked_on_the_command_line(tmp_path, args, me
     lines = [line for line in res.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and message in lines[0], res.stderr
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("name", view_names())
+def test_the_export_dialog_s_command_names_the_view_and_its_options_from_the_registry(tmp_path, name):
+    """protocol.command(view=NAME, options=...) makes argv that ``tumble export`` parses back
+    to the same view and options (no argv hand-made per view)."""
+    from app.cli import build_parser
+    from app.cli_export import _view_options
+    from app.export import protocol
+
+    options = {"compare": {"integrators": ("rk4", "euler"), "dts": (0.01, 0.005)},
+               "stability": {"directions": 60, "map_duration": 2.5}}.get(name, {})
+    settings = ExportSettings(out=tmp_path / "x.mp4", overlay=Overlay(legend=True, ghost=True))
+    argv = protocol.command(tmp_path / "s.toml", settings, view=name, options=options)
+    args = build_parser().parse_args(argv[3:])
+    assert args.view == name and args.overlay == "time,flips,title,legend,ghost"
+    assert _view_options(args, get_view(name)) == options
+    assert protocol.command(tmp_path / "s.toml", settings, view_args=("--view", name))[-2:] == ["--view", name]
