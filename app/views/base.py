@@ -132,6 +132,11 @@ class ViewScene:
         for scene in self.scenes.values():
             scene.reset_camera()
 
+    def show(self, scenarios, reset_camera: bool = True) -> None:
+        """(Re)build the scenes for ``scenarios`` (a new scenario in the window; the
+        constructor calls it for the first)."""
+        raise NotImplementedError
+
     def clear(self) -> None:
         for scene in self.scenes.values():
             scene.clear()
