@@ -30,10 +30,14 @@ def plot_panel(spec, size, scenarios, timelines, t_end: float) -> PanelAdapter:
         plots = spec.plots()
     except ImportError:  # app.views.plots not there yet: the panels written before it
         plots = None
-    if plots is not None:
+    if plots is not None:  # the generic panel (app.export.plots) drawing the view's PlotSpec
+        from ..views.compare import side_labels
         from .plots import PlotPanel
 
-        return PanelAdapter(PlotPanel(size, plots, timelines, t_end), timelines[0], by_time=True)
+        first = timelines[0]
+        names = side_labels(scenarios) if len(timelines) > 1 else None
+        panel = PlotPanel(size, plots, timelines, t_end, t_start=float(first.t[first.first]), names=names)
+        return PanelAdapter(panel, first, by_time=True)
     if len(timelines) == 2:
         from ..views.compare import side_labels
 

@@ -122,7 +122,8 @@ def pose_polhode(view: ViewScene, polhode, recording, t: float) -> None:
     polhode.set_omega(w, span["w"])
 
 
-def _plots():
+def main_plots():
+    """The main view's plots (L, omega, drifts), the Poinsot and stability views' too."""
     from .plots import MAIN_PLOTS
 
     return MAIN_PLOTS
@@ -133,4 +134,4 @@ SPEC = register(ViewSpec(
     description="parameter panel, 3D scene of the body, live plots of L, omega, drift and the polhode",
     window="app.gui.main_window:MainWindow",
     panes=(PaneSpec("body", 1.0), PaneSpec("polhode", 0.0, exported=False, refresh_s=POLHODE_REFRESH_S)),
-    build=MainScene, plots=_plots, legend_rows=legend_rows))
+    build=MainScene, plots=main_plots, legend_rows=legend_rows))

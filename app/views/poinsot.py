@@ -6,7 +6,7 @@ import numpy as np
 
 from . import register
 from .base import PaneSpec, ViewScene, ViewSpec, recent, segment_since
-from .main import pose_polhode
+from .main import main_plots, pose_polhode
 
 #: the construction takes this fraction of the scene's width; the polhode family the rest
 CONSTRUCTION_FRACTION = 0.6
@@ -115,12 +115,6 @@ class PoinsotView(ViewScene):
             pose_polhode(self, self.scenes["family"], rec, t)
 
 
-def _plots():
-    from .plots import MAIN_PLOTS
-
-    return MAIN_PLOTS
-
-
 SPEC = register(ViewSpec(
     name="poinsot", title="Tumble: Poinsot's construction",
     description="Poinsot's construction: the energy ellipsoid rolling on the invariable plane, polhode and "
@@ -128,4 +122,4 @@ SPEC = register(ViewSpec(
     window="app.gui.poinsot_window:PoinsotWindow",
     panes=(PaneSpec("construction", CONSTRUCTION_FRACTION),
            PaneSpec("family", 1.0 - CONSTRUCTION_FRACTION, refresh_s=1.0 / 5.0)),
-    build=PoinsotView, plots=_plots, legend_rows=legend_rows, title_corner="bottom"))
+    build=PoinsotView, plots=main_plots, legend_rows=legend_rows, title_corner="bottom"))
