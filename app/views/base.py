@@ -59,7 +59,7 @@ class ViewSpec:
     build: Callable
     runs: Callable = lambda scenario, options: (scenario,)
     plots: Callable = lambda: None
-    legend_rows: tuple = ()
+    legend_rows: Callable = lambda: ()
     ghost: bool = True
     options: tuple = ()
     title_corner: str = "top"
@@ -179,8 +179,3 @@ def recent(recording, t: float, seconds: float, max_points: int, since: float | 
 def segment_since(recording, t: float) -> float | None:
     """Where the segment being drawn at ``t`` began (the run's start or its last kick)."""
     return recording.span(t, t, 1).segment_start
-
-
-def text_size(text_px: int | None, live: int) -> int:
-    """The font size of a scene's label: the export's text height, else the live size."""
-    return live if text_px is None else int(text_px)
