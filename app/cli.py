@@ -14,12 +14,12 @@ import os
 import re
 import sys
 
+from .cli_export import UsageError, add_export_parser, cmd_export
 from .cli_support import (
     ProgressBar,
     check_out,
     check_out_folder,
     nonnegative,
-    number_flag,
     number_type,
     parse_point,
     positive,
@@ -32,10 +32,6 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_BROKEN_PIPE = 141
 #: what a shell reports for a process stopped by Ctrl+C (128 + SIGINT)
 EXIT_INTERRUPTED = 130
-
-
-class UsageError(Exception):
-    """Bad command-line input; the message is the whole line printed."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -71,6 +67,7 @@ def _integrator_help(what: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
+    from .views import get_view, view_names
     from .simulation.stability import DEFAULT_DIRECTIONS, DEFAULT_DURATION, MAX_DIRECTIONS
 
     p = _Parser(prog="tumble", description="Free rigid-body rotation: watch it, measure it, export it.")
@@ -129,41 +126,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"simulated time per direction (s, default {DEFAULT_DURATION:g})")
     st.add_argument("--out", required=True, help="FILE.npz (arrays) or FILE.png (latitude-longitude map)")
 
-    e = sub.add_parser("export", help="render an animation (MP4, GIF, PNG frames) or its data, off screen")
-    e.add_argument("scenario", help="preset name or TOML file")
-    e.add_argument("--out", required=True,
-                   help="FILE.mp4 (H.264), FILE.gif, FILE.png (FILE_0000.png, FILE_0001.png, ... beside it), "
-                        "or data: FILE.csv / FILE.npz (trajectory, one row per frame), FILE.toml (the scenario)")
-    e.add_argument("--fps", metavar="N", type=number_flag("--fps"),
-                   help="frames per second, 1 to 240 (default 30; 20 for a GIF)")
-    e.add_argument("--duration", metavar="S", type=number_flag("--duration"),
-                   help="clip length in seconds of video (default 10, or less if the scenario's run ends sooner)")
-    e.add_argument("--start", metavar="S", default=0.0, type=number_flag("--start"),
-                   help="simulated time of the first frame (s, default 0)")
-    e.add_argument("--speed", metavar="X", default=1.0, type=number_flag("--speed"),
-                   help="simulated seconds per second of video: 0.25 slow motion, 4 time-lapse (default 1)")
-    e.add_argument("--size", metavar="WxH", help="frame size in pixels, even (default 1280x720; 640x360 for a GIF)")
-    e.add_argument("--with-plots", action="store_true", help="the plots of L, omega and the drifts beside the scene")
-    e.add_argument("--overlay", metavar="LIST", default="time,flips,title",
-                   help="text over the scene: any of time, flips, title, or none (default all)")
-    e.add_argument("--title", metavar="TEXT", help="title text (default the scenario's name without notes such as (edited))")
-    e.add_argument("--integrator", type=_integrator, metavar="NAME",
-                   help=_integrator_help("integrator (default: the scenario's)"))
-    e.add_argument("--dt", type=positive("--dt"), help="step (s); for dop853 the largest step")
-    e.add_argument("--view", choices=EXPORT_VIEWS, default="main",
-                   help="what is drawn: main (the body), poinsot, or compare (two integrators side by side, "
-                        "with --integrators/--dts; default main)")
-    e.add_argument("--integrators", nargs=2, type=_integrator, metavar=("A", "B"),
-                   help=_integrator_help("--view compare: the two integrators (default semi-implicit-euler "
-                                         "splitting)"))
-    e.add_argument("--dts", nargs=2, type=positive("--dts"), metavar=("DT_A", "DT_B"),
-                   help="--view compare: the two steps (s; default --dt, else 0.01 or the scenario's dt if coarser)")
-    e.add_argument("--progress-json", action="store_true", help=argparse.SUPPRESS)
+    add_export_parser(sub, _integrator, _integrator_help)
 
     g = sub.add_parser("gui", help="open the app window")
     g.add_argument("scenario", nargs="?")
     g.add_argument("--paused", action="store_true")
-    g.add_argument("--view", default="main")
+    g.add_argument("--view", default="main", help="the window opened: " + ", ".join(view_names()) + " (default main)")
     g.add_argument("--screenshot", metavar="FILE", help="save a PNG of the window and exit")
     g.add_argument("--quit-after", type=nonnegative("--quit-after"), metavar="S",
                    help="seconds of wall time before the screenshot/exit")
@@ -330,119 +298,6 @@ def cmd_stability(args) -> int:
     print(f"{sc.name}: {directions} directions at |omega| = {omega_norm:.6g} rad/s over {duration:g} s "
           f"({smap.integrator}, dt = {smap.dt:.3g} s); wander (rad) near the axes: {axis}")
     print(f"wrote {out}")
-    return EXIT_OK
-
-
-EXPORT_OVERLAYS = ("time", "flips", "title")
-#: what ``tumble export --view`` can draw
-EXPORT_VIEWS = ("main", "poinsot", "compare")
-
-
-def cmd_export(args) -> int:
-    import time
-
-    t_begin = time.perf_counter()
-    from .export import (
-        DATA_FORMATS,
-        EncodeError,
-        ExportCancelled,
-        ExportSettings,
-        Overlay,
-        export_animation,
-        export_data,
-        parse_size,
-        plan_export,
-    )
-    from .export.protocol import JsonProgress, StdinCancel, sigterm_as_interrupt
-    from .physics.errors import ParameterError, shorten
-
-    shown = {item.strip() for item in args.overlay.split(",")}
-    if shown == {"none"}:
-        shown = set()
-    if not shown <= set(EXPORT_OVERLAYS):
-        raise ParameterError("--overlay", args.overlay, f"be a comma list of {', '.join(EXPORT_OVERLAYS)}, or none")
-    sc = with_solver_flags(_load_scenario(args.scenario), args, ("integrator", "dt"))
-    title = None if "title" not in shown else (args.title if args.title is not None else "")
-    try:
-        settings = ExportSettings(
-            out=args.out, fps=args.fps, duration=args.duration, start=args.start, speed=args.speed,
-            size=None if args.size is None else parse_size(args.size), with_plots=args.with_plots,
-            overlay=Overlay(time="time" in shown, flips="flips" in shown, title=title))
-        plan = plan_export(sc, settings)
-    except ParameterError as err:
-        raise UsageError(f"--{err}") from None
-
-    animate = export_animation
-    if args.view != "compare" and (args.integrators or args.dts):
-        raise UsageError(f"--{'integrators' if args.integrators else 'dts'} must come with --view compare")
-    if args.view == "compare":
-        if args.integrator is not None:
-            raise UsageError(f"--integrator must not be used with --view compare (use --integrators A B), "
-                             f"got {args.integrator!r}")
-        if plan.format in DATA_FORMATS.values():
-            raise ParameterError("--out", args.out, "end in .mp4, .gif or .png with --view compare")
-        from .export.compare import export_compare
-        from .simulation.compare import make_pair
-
-        try:
-            steps = args.dts or ((args.dt, args.dt) if args.dt is not None else (None, None))
-            pair = make_pair(sc, args.integrators or (None, None), steps)
-        except ParameterError as err:
-            raise UsageError(f"--{'dts' if err.field.endswith('dt') else 'integrators'}: {err}") from None
-
-        def animate(_scenario, plan, progress=None, cancel=None):
-            return export_compare(pair, plan, progress=progress, cancel=cancel)
-    elif args.view == "poinsot":
-        try:  # the Poinsot view's export (same call as export_animation)
-            from .export.poinsot import export_poinsot as animate
-        except ImportError:
-            raise UsageError("--view poinsot is not available in this build") from None
-        if plan.format in DATA_FORMATS.values():
-            raise ParameterError("--out", args.out, "end in .mp4, .gif or .png with --view poinsot")
-
-    if plan.format in DATA_FORMATS.values():
-        with ProgressBar("export") as bar:
-            path, rows = export_data(sc, settings, progress=lambda fraction: bar(fraction, "simulating"))
-        print(f"wrote {path}" + (f" ({rows} rows, one per frame at {plan.fps} fps)" if rows else ""))
-        return EXIT_OK
-
-    json_progress = JsonProgress() if args.progress_json else None
-    first_frame = []
-
-    def progress(done, total):
-        if json_progress is not None:
-            json_progress(done, total)
-        now = time.perf_counter()
-        if done and not first_frame:  # the rate counts from the first frame, after start-up
-            first_frame.append((now, done))
-        rate = (done - first_frame[0][1]) / (now - first_frame[0][0]) if first_frame and now > first_frame[0][0] else 0
-        bar(done / total, f"frame {done}/{total}" + (f", {(total - done) / rate:.0f} s left" if rate else ""))
-
-    try:
-        with ProgressBar("export") as bar, sigterm_as_interrupt():
-            result = animate(sc, plan, progress=progress, cancel=StdinCancel() if args.progress_json else None)
-    except ExportCancelled:
-        print("tumble: export cancelled, nothing written", file=sys.stderr)
-        return EXIT_FAILED
-    except EncodeError as err:
-        print(f"tumble: error: {shorten(str(err), 300)} (nothing written)", file=sys.stderr)
-        return EXIT_FAILED
-    wall = time.perf_counter() - t_begin
-    (w, h), paths = plan.size, result.paths
-    where = str(paths[0]) if len(paths) == 1 else f"{paths[0]} ... {paths[-1].name}"
-    print(f"wrote {where}: {result.frames} frames, {w}x{h}, {plan.fps} fps, {plan.duration:g} s "
-          f"({result.bytes / 1e6:.2f} MB)")
-    from .export.timing import process_age
-
-    age = process_age()
-    wall = age if age is not None and age >= wall else wall  # from process start when known
-    print(f"wall time {wall:.2f} s for a {plan.duration:g} s clip: {plan.duration / wall:.2f}x real time "
-          f"({'since the process started' if age is not None else 'of the command'}; "
-          f"simulation {result.simulate_seconds:.2f} s, "
-          f"frames {result.frames / max(result.seconds - result.simulate_seconds, 1e-9):.1f}/s)")
-    if json_progress is not None:
-        json_progress.emit("done", path=str(paths[0]), files=len(paths), frames=result.frames,
-                           bytes=result.bytes, seconds=wall)
     return EXIT_OK
 
 

@@ -142,3 +142,24 @@ def test_status_bar_offers_to_open_the_folder_for_a_while(qtbot, tmp_path, monke
     qtbot.waitUntil(lambda: sip.isdeleted(button), timeout=5000)
     bar.showMessage("the status bar still works without the button")
     qtbot.wait(10)
+
+
+def test_colour_key_and_ghost_choices_reach_the_command(qtbot, dialog, tmp_path):
+    """The key is on by default; the ghost is a choice where the closed form applies, and
+    disabled with the reason where it does not (rocket-top has a thrust torque)."""
+    from app.export import protocol
+
+    assert dialog.legend_check.isChecked() and not dialog.ghost_check.isChecked()
+    assert dialog.ghost_check.isEnabled()
+    dialog.ghost_check.setChecked(True)
+    overlay = dialog.settings().overlay
+    assert overlay.legend and overlay.ghost
+    argv = protocol.command(tmp_path / "s.toml", dialog.settings(), view_args=dialog.view_args)
+    assert argv[argv.index("--overlay") + 1] == "time,flips,title,legend,ghost"
+    other = ExportDialog(load("rocket-top"), out=tmp_path / "r.mp4", view="compare",
+                         options={"integrators": ("rk4", "rk4")})
+    qtbot.addWidget(other)
+    assert not other.ghost_check.isEnabled() and "torque" in other.ghost_check.toolTip()
+    assert other.view_args == ("--view", "compare", "--integrators", "rk4", "rk4")
+    assert not other.settings().overlay.ghost
+    other.close()

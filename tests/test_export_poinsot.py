@@ -53,20 +53,21 @@ def test_data_formats_are_refused_for_the_view(tmp_path):
 def test_frames_draw_the_construction_of_each_sample(tmp_path):
     """In process: the renderer's construction is the timeline's state, and the ellipsoid's
     centre and half-axes project onto drawn pixels."""
-    from app.export.poinsot import PoinsotFrameMaker
+    from app.export.exporter import FrameComposer
     from app.export.timeline import simulate_timeline
+    from app.views import get_view
 
     sc = load("t-handle")
     plan = plan_export(sc, ExportSettings(out=tmp_path / "x.mp4", duration=0.5, fps=4, start=3.0,
                                           size=(640, 360), with_plots=True))
     tl = simulate_timeline(sc, plan)
-    maker = PoinsotFrameMaker(sc, plan, tl)
+    maker = FrameComposer(get_view("poinsot"), (sc,), plan, [tl])
     try:
         for i in range(plan.n_frames):
             frame = maker.frame(i)
             assert frame.shape == (360, 640, 3)
             k = int(tl.frame_index[i])
-            scene = maker.scene.scene
+            scene = maker.view.scenes["construction"]
             np.testing.assert_allclose(scene.construction.contact_world, quat.rotate(tl.q[k], tl.w[k]), rtol=1e-12)
             I = sc.rigid_body.inertia
             L = quat.rotate(tl.q[k], I @ tl.w[k])
@@ -76,7 +77,7 @@ def test_frames_draw_the_construction_of_each_sample(tmp_path):
             assert len(her) > 100
             np.testing.assert_allclose(her @ scene.construction.plane_normal, scene.construction.plane_distance,
                                        rtol=1e-9)
-            renderer = maker.scene.plotter.renderers[0]
+            renderer = maker.canvas.plotter.renderers[0]
             m = np.array(scene.actors["ellipsoid"].user_matrix)[:3, :3]
             for p in [np.zeros(3)] + [0.5 * s * m[:, j] for j in range(3) for s in (1, -1)]:
                 renderer.SetWorldPoint(*p, 1.0)

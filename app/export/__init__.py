@@ -4,8 +4,9 @@ Animations never record the screen: :func:`export_animation` re-simulates the sc
 from its start at exactly the frame times and renders each frame off screen with the
 window's own scene (:mod:`app.scene`), so the same scenario and settings give the same
 frames. Modules: :mod:`.settings` (choices, checks, frame plan), :mod:`.timeline` (the
-run), :mod:`.render` (scene frames), :mod:`.plots` (plot panel), :mod:`.encode` (ffmpeg),
-:mod:`.exporter` (the frame loop and atomic output), :mod:`.data` (trajectory, scenario, view).
+run), :mod:`.canvas` (the view's panes and overlays off screen), :mod:`.panels` and
+:mod:`.plots` (plot panel), :mod:`.encode` (ffmpeg), :mod:`.exporter` (the one frame loop,
+:func:`~.exporter.export`, for any view of :mod:`app.views`, and atomic output), :mod:`.data` (trajectory, scenario, view).
 
 Importing this package is light (no VTK, no matplotlib): settings can be checked and
 previewed before anything heavy loads.

@@ -1,11 +1,13 @@
-"""Animation export: re-simulate, render each frame off screen, encode, and publish atomically.
+"""Animation export of any view: re-simulate, render each frame off screen, encode, and publish atomically.
 
 Call tree::
 
-    export_animation(scenario, settings, progress, cancel)
+    export(view, scenarios, plan, progress, cancel)      any registered view (app.views)
       plan_export                  settle and check the numbers (settings.py)
-      simulate_timeline            the run, sampled on the frame times (timeline.py)
-      FrameMaker                   scene (render.py) [+ plot panel (plots.py)] -> RGB frames
+      simulate_timeline            each run, sampled on the frame times (timeline.py)
+      FrameComposer                the view's panes on one canvas (canvas.py), its 2D panes,
+                                   [+ plot panel (panels.py)] -> RGB frames; the view posed
+                                   by the same ViewScene.pose the window calls
       _encode_mp4 / _gif / _png    frames -> ffmpeg (encode.py), into a temporary file or
                                    folder beside the target, renamed over it only when complete
 
@@ -37,7 +39,7 @@ from .encode import (
 )
 from .errors import EncodeError, ExportCancelled
 from .settings import FORMATS, ExportPlan, ExportSettings, plan_export, sequence_digits, sequence_paths
-from .timeline import Timeline, simulate_timeline
+from .timeline import simulate_timeline
 
 
 @dataclass(frozen=True)
@@ -63,57 +65,115 @@ class ExportResult:
         return self.plan.duration / self.seconds if self.seconds > 0 else float("inf")
 
 
-class FrameMaker:
-    """Whole frames of an export: the scene, with the plot panel beside it when asked.
+class FrameComposer:
+    """Whole frames of any view: its 3D panes on the canvas, its 2D pictures beside them,
+    the plot panel at the right when asked. Thread: the thread that created it.
 
-    Thread: the thread that created it (it owns a VTK render window).
+    Frame layout (left to right): ``[3D panes | 2D panes | plots]``; the panes share the
+    scene's width (:attr:`ExportPlan.scene_size`) as their :class:`~app.views.PaneSpec` say.
     """
 
-    def __init__(self, scenario, plan: ExportPlan, timeline: Timeline):
-        from .render import SceneRenderer
+    def __init__(self, spec, scenarios, plan: ExportPlan, timelines, options=None):
+        from .canvas import Canvas, text_px
 
         self.plan = plan
-        self.timeline = timeline
+        self.timelines = timelines
+        w, h = plan.size
+        panes = sorted(spec.exported_panes, key=lambda p: p.kind != "3d")
+        scene_w = plan.scene_size[0]
+        total = sum(p.share for p in panes)
+        edges = [2 * round(scene_w * x / total / 2) for x in np.cumsum([0.0, *(p.share for p in panes)])]
+        edges[-1] = scene_w
+        three = [p for p in panes if p.kind == "3d"]
+        self.canvas_width = edges[len(three)]
         ov = plan.overlay
-        self.scene = SceneRenderer(scenario, plan.scene_size, title=plan.title, show_time=ov.time,
-                                   show_flips=ov.flips, speed=plan.speed)
-        self.plots = None
+        self.canvas = Canvas((self.canvas_width, h), [p.share for p in three])
+        self.pictures, self.plots = [], None
         try:
-            if plan.with_plots:
-                from .plots import PlotPanel
+            plotters = {p.name: pane for p, pane in zip(three, self.canvas.panes)}
+            self.view = spec.build(plotters, scenarios, options, text_px(h))
+            if getattr(ov, "ghost", False):
+                self.view.set_ghost_visible(True)
+            rows = tuple(self.view.legend_rows)
+            if getattr(ov, "ghost", False):
+                from ..views.main import ghost_row
 
-                self.plots = PlotPanel((plan.plot_width, plan.size[1]), timeline, plan.end)
+                rows += ghost_row()
+            self.canvas.finish(plan.title, status=ov.time or ov.flips,
+                               legend_rows=rows if getattr(ov, "legend", False) else (),
+                               title_corner=spec.title_corner, legend_corner=spec.legend_corner)
+            for k, pane in enumerate(panes[len(three):], start=len(three)):
+                size = (edges[k + 1] - edges[k], h)
+                self.pictures.append((edges[k], edges[k + 1], self.view.picture(pane.name, size)))
+            if plan.with_plots:
+                from .panels import plot_panel
+
+                self.plots = plot_panel(spec, (plan.plot_width, h), scenarios, timelines, plan.end)
         except BaseException:
-            self.scene.close()
+            self.close()
             raise
+
+    def status_text(self, t: float, flips) -> str:
+        """``t = 1.23 s  (2x)     flips: 3`` (a pair: ``flips: A 3 / B 2``)."""
+        from ..simulation.compare import SIDES
+
+        ov, parts = self.plan.overlay, []
+        if ov.time:
+            speed = self.plan.speed
+            parts.append(f"t = {t:.2f} s" + (f"  ({speed:g}x)" if speed != 1 else ""))
+        if ov.flips:
+            parts.append("flips: " + (str(flips[0]) if len(flips) == 1 else
+                                      " / ".join(f"{side} {n}" for side, n in zip(SIDES, flips))))
+        return "     ".join(parts)
 
     def frame(self, i: int) -> np.ndarray:
         """Frame ``i`` as a new (height, width, 3) uint8 RGB array."""
-        tl = self.timeline
-        k = int(tl.frame_index[i])
         w, h = self.plan.size
         out = np.empty((h, w, 3), dtype=np.uint8)
-        sw = self.plan.scene_size[0]
-        self.scene.render(tl.c[k], tl.q[k], tl.w[k], tl.L[k], tl.trail(k), tl.t[k], tl.flip_count(k), out=out[:, :sw])
+        tl = self.timelines[0]
+        k = int(tl.frame_index[i])
+        t = float(tl.t[k])
+        self.view.pose(self.timelines, t)
+        self.canvas.set_status(self.status_text(t, [x.flip_count(int(x.frame_index[i])) for x in self.timelines]))
+        self.canvas.render(out[:, :self.canvas_width])
+        for x0, x1, picture in self.pictures:
+            picture.render(out=out[:, x0:x1])
         if self.plots is not None:
-            self.plots.render(k, out=out[:, sw:])
+            self.plots.render(i, out=out[:, self.plan.scene_size[0]:])
         return out
 
     def close(self) -> None:
-        self.scene.close()
+        if getattr(self, "view", None) is not None:
+            self.view.clear()
+            self.view = None
+        self.canvas.close()
 
 
-def export_animation(scenario, settings: ExportSettings | ExportPlan,
-                     progress: Callable[[int, int], None] | None = None,
-                     cancel: Callable[[], bool] | None = None) -> ExportResult:
-    """Write the animation ``settings`` describe for ``scenario``.
+def check_ghost(scenarios) -> None:
+    """:class:`ParameterError` naming ``overlay`` when the exact ghost does not apply to a run."""
+    from ..physics.errors import ParameterError
+    from ..physics.reference import exact_unavailable_reason
+
+    for sc in scenarios:
+        reason = exact_unavailable_reason(sc.model)
+        if reason is not None:
+            raise ParameterError("overlay", "ghost", "not include ghost for this scenario: the exact ghost is the "
+                                 f"closed-form solution, which does not apply ({reason})")
+
+
+def export(view, scenarios, settings: ExportSettings | ExportPlan,
+           progress: Callable[[int, int], None] | None = None,
+           cancel: Callable[[], bool] | None = None, options=None) -> ExportResult:
+    """Write the animation of ``view`` (a name or :class:`~app.views.ViewSpec`) for the runs
+    ``scenarios`` (``view.runs(scenario, options)``; one for most views, the pair for compare).
 
     Parameters
     ----------
-    scenario : :class:`~app.scenario.Scenario` (its solver's integrator and dt are used)
     settings : :class:`ExportSettings`, or an :class:`ExportPlan` from :func:`plan_export`
+        (planned against the first run)
     progress : called as ``progress(frames_done, total)`` after each frame (and with 0 first)
     cancel : called between frames; returning True stops the export (:class:`ExportCancelled`)
+    options : the view's own options (``integrators``, ``directions``, ...)
 
     Raises
     ------
@@ -125,24 +185,43 @@ def export_animation(scenario, settings: ExportSettings | ExportPlan,
     no VTK window of its own on another thread: the command line, or the child process
     the window's export dialog starts.
     """
-    plan = settings if isinstance(settings, ExportPlan) else plan_export(scenario, settings)
+    from ..physics.errors import ParameterError
+    from ..views import get_view
+
+    spec = get_view(view) if isinstance(view, str) else view
+    scenarios = tuple(scenarios)
+    plan = settings if isinstance(settings, ExportPlan) else plan_export(scenarios[0], settings)
     if plan.format not in FORMATS.values():
-        raise ValueError(f"export_animation writes {', '.join(FORMATS)}, not {plan.out.suffix} (see export_data)")
+        raise ParameterError("out", str(plan.out), "end in " + ", ".join(FORMATS) + f" for --view {spec.name} "
+                             "(the trajectory and scenario data are the main view's)")
+    if getattr(plan.overlay, "ghost", False):
+        check_ghost(scenarios)
     t_begin = time.perf_counter()
-    timeline = simulate_timeline(scenario, plan)
+    timelines = [simulate_timeline(sc, plan) for sc in scenarios]
     t_sim = time.perf_counter() - t_begin
     if progress is not None:
         progress(0, plan.n_frames)
-    maker = FrameMaker(scenario, plan, timeline)
+    composer = FrameComposer(spec, scenarios, plan, timelines, options)
     try:
         encode = {"mp4": _encode_mp4, "gif": _encode_gif, "png": _encode_png}[plan.format]
-        paths = encode(plan, maker, progress, cancel)
+        paths = encode(plan, composer, progress, cancel)
     finally:
-        maker.close()
+        composer.close()
     seconds = time.perf_counter() - t_begin
     size = sum(p.stat().st_size for p in paths)
     return ExportResult(paths=tuple(paths), plan=plan, frames=plan.n_frames, bytes=size, seconds=seconds,
                         simulate_seconds=t_sim)
+
+
+def export_animation(scenario, settings: ExportSettings | ExportPlan,
+                     progress: Callable[[int, int], None] | None = None,
+                     cancel: Callable[[], bool] | None = None) -> ExportResult:
+    """Write the main view's animation of ``scenario`` (its solver's integrator and dt are
+    used); see :func:`export`. A data format is a ValueError here (see export_data)."""
+    plan = settings if isinstance(settings, ExportPlan) else plan_export(scenario, settings)
+    if plan.format not in FORMATS.values():
+        raise ValueError(f"export_animation writes {', '.join(FORMATS)}, not {plan.out.suffix} (see export_data)")
+    return export("main", (scenario,), plan, progress, cancel)
 
 
 def _pump(pipe: FfmpegPipe, maker: FrameMaker, indices, progress, cancel, total: int | None = None) -> None:

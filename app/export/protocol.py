@@ -26,12 +26,36 @@ import time
 CANCEL_LINE = "cancel"
 
 
-def command(scenario_toml, settings, python: str | None = None, view_args=()) -> list:
-    """argv of the child process exporting ``settings`` for the scenario file ``scenario_toml``;
-    ``view_args`` choose the view (``--view poinsot``; ``--view compare --integrators A B
-    --dts DT_A DT_B``), the main view when empty."""
+def view_argv(view: str | None, options=None) -> list:
+    """``--view NAME`` and the view's own options (its :class:`~app.views.ViewOption` flags,
+    from the one registry) as ``tumble export`` takes them; [] for the main view."""
+    if view is None or view == "main" and not options:
+        return []
+    from ..views import get_view
+
+    spec = get_view(view)
+    argv = ["--view", spec.name]
+    options = options or {}
+    for option in spec.options:
+        value = options.get(option.key)
+        if value is None:
+            continue
+        values = value if isinstance(value, (tuple, list)) else (value,)
+        argv += [option.flag, *(repr(float(v)) if isinstance(v, float) else str(v) for v in values)]
+    return argv
+
+
+def command(scenario_toml, settings, python: str | None = None, view_args=(), view: str | None = None,
+            options=None) -> list:
+    """argv of the child process exporting ``settings`` for the scenario file ``scenario_toml``.
+
+    ``view`` names a registered view and ``options`` its own options (``{"integrators": (A, B),
+    "dts": (DT_A, DT_B)}`` for compare), see :func:`view_argv`; ``view_args`` (argv as is, kept
+    for callers that still hand them) is used when ``view`` is None; the main view when both are empty.
+    """
     ov = settings.overlay
-    parts = [k for k, on in (("time", ov.time), ("flips", ov.flips), ("title", ov.title is not None)) if on]
+    parts = [k for k, on in (("time", ov.time), ("flips", ov.flips), ("title", ov.title is not None),
+                             ("legend", getattr(ov, "legend", False)), ("ghost", getattr(ov, "ghost", False))) if on]
     argv = [python or sys.executable, "-m", "app", "export", str(scenario_toml), "--out", str(settings.out),
             "--start", repr(float(settings.start)), "--speed", repr(float(settings.speed)),
             "--overlay", ",".join(parts) or "none", "--progress-json"]
@@ -45,7 +69,7 @@ def command(scenario_toml, settings, python: str | None = None, view_args=()) ->
         argv.append("--with-plots")
     if ov.title:
         argv += ["--title", ov.title]
-    return argv + [str(a) for a in view_args]
+    return argv + (view_argv(view, options) if view is not None else [str(a) for a in view_args])
 
 
 def parse_line(line: str) -> dict | None:

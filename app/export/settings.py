@@ -61,7 +61,8 @@ SPAN_SLACK = 1e-9
 
 @dataclass(frozen=True)
 class Overlay:
-    """Text drawn over the scene: simulated time, flip count, and a title.
+    """What is drawn over the scene: simulated time, flip count, a title, the colour key
+    (``legend``) and the exact closed-form ghost (``ghost``, where the closed form applies).
 
     ``title`` is the text itself; ``""`` means the scenario's name (without the window's
     notes, :func:`default_title`) and ``None`` no title.
@@ -70,6 +71,8 @@ class Overlay:
     time: bool = True
     flips: bool = True
     title: str | None = ""
+    legend: bool = False
+    ghost: bool = False
 
 
 @dataclass(frozen=True)

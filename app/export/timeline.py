@@ -76,11 +76,9 @@ class Timeline:
 
     def trail(self, k: int) -> np.ndarray:
         """Orientations of the last :data:`TRAIL_SECONDS` up to sample ``k``, oldest first,
-        thinned to at most ``TRAIL_POINTS`` (the newest sample always kept)."""
-        lo = int(np.searchsorted(self.t, self.t[k] - TRAIL_SECONDS, side="left"))
-        n = k + 1 - lo
-        stride = max(1, math.ceil(n / TRAIL_POINTS))
-        return self.q[k:lo - 1 if lo > 0 else None:-stride][::-1]
+        thinned to at most ``TRAIL_POINTS`` (the newest sample always kept): :meth:`span`'s."""
+        t = float(self.t[k])
+        return self.span(t - TRAIL_SECONDS, t, TRAIL_POINTS)["q"]
 
 
 def _run(scenario, state0, duration: float, sample: float, integrator: str, dt: float, progress=None) -> Trajectory:

@@ -104,16 +104,24 @@ class ExportDialog(QDialog):
     view_args : ``tumble export`` arguments choosing the view (see
         :func:`app.export.protocol.command`); the main view when empty
     view_name : the view's name for the title, e.g. "Poinsot view"
+    view, options : a registered view's name (app.views) and its options, instead of ``view_args``
     """
 
     export_finished = pyqtSignal(str)
     export_failed = pyqtSignal(str)
     export_cancelled = pyqtSignal()
 
-    def __init__(self, scenario, parent=None, out=None, view_args=(), view_name=None):
+    def __init__(self, scenario, parent=None, out=None, view_args=(), view_name=None, view=None, options=None):
         super().__init__(parent)
+        if view is not None and view_name is None:
+            from ..views import get_view
+
+            view_name = get_view(view).title
         self.setWindowTitle("Export animation" + (f": {view_name}" if view_name else ""))
         self.scenario = scenario
+        self.view, self.options = view, dict(options or {})
+        if view is not None:
+            view_args = protocol.view_argv(view, self.options)
         self.view_args = tuple(view_args)
         self.process: QProcess | None = None
         self._workdir: tempfile.TemporaryDirectory | None = None
@@ -206,9 +214,18 @@ class ExportDialog(QDialog):
         self.time_check = QCheckBox("time")
         self.flips_check = QCheckBox("flip count")
         self.title_check = QCheckBox("title")
-        for box in (self.time_check, self.flips_check, self.title_check):
+        self.legend_check = QCheckBox("colour key")
+        self.ghost_check = QCheckBox("exact ghost")
+        for box in (self.time_check, self.flips_check, self.title_check, self.legend_check):
             box.setChecked(True)
             ov.addWidget(box)
+        from ..physics.reference import exact_unavailable_reason
+
+        reason = exact_unavailable_reason(self.scenario.model)
+        self.ghost_check.setEnabled(reason is None)
+        self.ghost_check.setToolTip("The body as the closed-form torque-free solution moves it, from the same start"
+                                    if reason is None else f"Exact ghost unavailable for this scenario: {reason}")
+        ov.addWidget(self.ghost_check)
         self.title_edit = QLineEdit(default_title(self.scenario))
         ov.addWidget(self.title_edit, 1)
         form.addRow("Overlay", overlay)
@@ -308,7 +325,9 @@ class ExportDialog(QDialog):
             out=Path(self.out_edit.text()).expanduser(), fps=self.fps_spin.value(),
             duration=self.duration_spin.value(), start=self.start_spin.value(), speed=self.speed_spin.value(),
             size=(self.width_spin.value(), self.height_spin.value()), with_plots=self.plots_check.isChecked(),
-            overlay=Overlay(time=self.time_check.isChecked(), flips=self.flips_check.isChecked(), title=title))
+            overlay=Overlay(time=self.time_check.isChecked(), flips=self.flips_check.isChecked(), title=title,
+                            legend=self.legend_check.isChecked(),
+                            ghost=self.ghost_check.isChecked() and self.ghost_check.isEnabled()))
 
     def _refresh_preview(self, *_args) -> None:
         """Check the choices and show what they make (or why they cannot)."""
@@ -508,7 +527,8 @@ class ExportDialog(QDialog):
     # ------------------------------------------------------------------ the main window's entry
 
     @classmethod
-    def open_for(cls, window, scenario, status_bar=None, view_args=(), view_name=None) -> "ExportDialog":
+    def open_for(cls, window, scenario, status_bar=None, view_args=(), view_name=None, view=None,
+                 options=None) -> "ExportDialog":
         """Show a modeless export dialog over ``window`` for ``scenario``; on success
         ``status_bar`` (a ``QStatusBar``) offers to open the containing folder.
 
@@ -520,7 +540,7 @@ class ExportDialog(QDialog):
                 dialog.raise_()
                 dialog.activateWindow()
                 return dialog
-        dialog = cls(scenario, parent=window, view_args=view_args, view_name=view_name)
+        dialog = cls(scenario, parent=window, view_args=view_args, view_name=view_name, view=view, options=options)
         dialog.setAttribute(Qt.WA_DeleteOnClose)
         if status_bar is not None:
             dialog.export_finished.connect(lambda path: offer_open_folder(status_bar, path))

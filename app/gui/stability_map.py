@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 
-from ..simulation.stability import lat_lon
+from ..views.stability import break_wraps, map_position  # noqa: F401  (the window's imports)
 
 #: marker symbol of each principal axis (ascending moments: minor, intermediate, major)
 AXIS_SYMBOLS = ("o", "star", "s")
@@ -19,22 +19,6 @@ def body_direction(lon_deg: float, lat_deg: float, frame: np.ndarray) -> np.ndar
     lo, la = math.radians(lon_deg), math.radians(lat_deg)
     d_map = np.array([math.cos(la) * math.cos(lo), math.cos(la) * math.sin(lo), math.sin(la)])
     return d_map @ np.asarray(frame, dtype=float)
-
-
-def map_position(direction, frame) -> tuple[float, float]:
-    """(longitude, latitude) in degrees of a body-frame vector on the map."""
-    d = np.asarray(direction, dtype=float)
-    la, lo = lat_lon(d / np.linalg.norm(d), frame)
-    return math.degrees(float(lo)), math.degrees(float(la))
-
-
-def break_wraps(lon: np.ndarray, lat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Insert a NaN where the track jumps across the map's edge (|d lon| > 180 deg), so the
-    line is not drawn across the whole map."""
-    if len(lon) < 2:
-        return lon, lat
-    cut = np.nonzero(np.abs(np.diff(lon)) > 180.0)[0] + 1
-    return np.insert(lon, cut, np.nan), np.insert(lat, cut, np.nan)
 
 
 def add_axis_markers(plot, axes, frame, labels) -> dict:

@@ -52,11 +52,15 @@ class PolhodeScene:
         self._curve = meshes.polyline(POLHODE_POINTS)
         plotter.set_background(BACKGROUND, top=BACKGROUND_TOP if gradient else None)
 
-    def set_body(self, body: Body, w0) -> None:
-        """Rebuild for ``body`` at the energy of the body-frame angular velocity ``w0``."""
+    def clear(self) -> None:
+        """Remove every actor this scene added."""
         for actor in self._actors.values():
             self.plotter.remove_actor(actor, render=False)
         self._actors.clear()
+
+    def set_body(self, body: Body, w0) -> None:
+        """Rebuild for ``body`` at the energy of the body-frame angular velocity ``w0``."""
+        self.clear()
         self.body = body
         w0 = np.asarray(w0, dtype=float)
         two_T = float(w0 @ body.inertia @ w0)

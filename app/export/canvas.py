@@ -1,0 +1,249 @@
+"""The export's one off-screen canvas: every 3D pane of a view in one render window, the overlays (time, flips, title, colour key) in the font file, pixels read into a reused buffer."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+import numpy as np
+
+from ..scene.style import BACKGROUND, TEXT_COLOR, use_font_file
+
+#: overlay text height as a fraction of the frame height (pixels of font per pixel of frame)
+TEXT_FRACTION = 0.028
+TITLE_FRACTION = 0.036
+#: the colour key's rows, as a fraction of the overlay text height, and their smallest size (px):
+#: a GIF's 640x360 frame still reads them
+LEGEND_SCALE = 0.85
+MIN_LEGEND_FONT = 10
+#: smallest font (pixels), so that small GIFs stay readable
+MIN_FONT = 9
+#: margin of the overlay text from the frame's edges, as a fraction of the frame height
+MARGIN_FRACTION = 0.02
+#: environment variable VTK reads to choose its render window class
+WINDOW_CLASS_VARIABLE = "VTK_DEFAULT_OPENGL_WINDOW"
+#: the colour key's swatch, and the opacity of the band behind its rows
+SWATCH = "\u25a0"
+LEGEND_BACKING = 0.6
+
+
+def text_px(height: int) -> int:
+    """The overlay text's height (px) in a frame ``height`` pixels high."""
+    return max(MIN_FONT, round(TEXT_FRACTION * height))
+
+
+def legend_size(height: int) -> int:
+    """The colour key's text height (px) in a frame ``height`` pixels high."""
+    return max(MIN_LEGEND_FONT, round(LEGEND_SCALE * text_px(height)))
+
+
+def vtk_text(text: str) -> str:
+    """``text`` as VTK should be given it: a "|" starts a table cell in VTK's text (since
+    9.3), so "2T/|L|" lost its bars; U+2223 (divides) looks the same and is drawn as is."""
+    return text.replace("|", "\u2223")
+
+
+@contextlib.contextmanager
+def egl_without_display():
+    """With no X display, ask VTK for its EGL render window directly (within the block).
+
+    Without this VTK first tries X, prints a warning about the bad X connection, then
+    falls back to EGL; the result is the same, the warning is noise on the terminal. The
+    setting is undone afterwards, so windows made later in the process are not affected.
+    """
+    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or WINDOW_CLASS_VARIABLE in os.environ:
+        yield
+        return
+    os.environ[WINDOW_CLASS_VARIABLE] = "vtkEGLRenderWindow"
+    try:
+        yield
+    finally:
+        os.environ.pop(WINDOW_CLASS_VARIABLE, None)
+
+
+class PanePlotter:
+    """One pane of the canvas with the plotter's API: every call goes to the pane's renderer
+    (``subplot`` first), and ``window_size`` is the pane's, so a scene frames itself for it."""
+
+    def __init__(self, plotter, index: int, size):
+        self.__dict__.update(_plotter=plotter, _index=index, window_size=tuple(size))
+
+    def __getattr__(self, name):
+        plotter = self.__dict__["_plotter"]
+        if len(plotter.renderers) > 1:
+            plotter.subplot(0, self.__dict__["_index"])
+        return getattr(plotter, name)
+
+
+def _gradient_layer(renderers, window):
+    """Draw each renderer's background gradient as one quad with vertex colours behind it.
+
+    Same pixels as VTK's gradient background with its noise dithering off, for about a
+    fifth of the frame's render time less in software GL: VTK's gradient runs a costlier
+    shader on every pixel. (The dithering noise is also dropped on purpose: the encoder
+    would spend bits on it, a GIF especially, and nobody sees it after compression.)
+    Returns the background renderers (layer 0; the scenes' move to layer 1); none when
+    every background is flat (nothing to do).
+    """
+    from vtkmodules.vtkCommonCore import vtkPoints, vtkUnsignedCharArray
+    from vtkmodules.vtkCommonDataModel import vtkCellArray, vtkPolyData
+    from vtkmodules.vtkRenderingCore import vtkActor2D, vtkCoordinate, vtkPolyDataMapper2D, vtkRenderer
+
+    made = []
+    for renderer in renderers:
+        if not renderer.GetGradientBackground() or \
+                renderer.GetGradientMode() != renderer.GradientModes.VTK_GRADIENT_VERTICAL:
+            continue
+        bottom = [round(255 * c) for c in renderer.GetBackground()]
+        top = [round(255 * c) for c in renderer.GetBackground2()]
+        points = vtkPoints()
+        for x, y in ((0, 0), (1, 0), (1, 1), (0, 1)):
+            points.InsertNextPoint(x, y, 0)
+        quad = vtkCellArray()
+        quad.InsertNextCell(4)
+        for i in range(4):
+            quad.InsertCellPoint(i)
+        colors = vtkUnsignedCharArray()
+        colors.SetNumberOfComponents(3)
+        for rgb in (bottom, bottom, top, top):
+            colors.InsertNextTuple3(*rgb)
+        poly = vtkPolyData()
+        poly.SetPoints(points)
+        poly.SetPolys(quad)
+        poly.GetPointData().SetScalars(colors)
+        coordinate = vtkCoordinate()
+        coordinate.SetCoordinateSystemToNormalizedViewport()
+        mapper = vtkPolyDataMapper2D()
+        mapper.SetInputData(poly)
+        mapper.SetTransformCoordinate(coordinate)
+        actor = vtkActor2D()
+        actor.SetMapper(mapper)
+        background = vtkRenderer()
+        background.SetLayer(0)
+        background.SetViewport(renderer.GetViewport())
+        background.InteractiveOff()
+        background.AddViewProp(actor)
+        renderer.SetLayer(1)
+        renderer.GradientBackgroundOff()
+        window.AddRenderer(background)
+        made.append(background)
+    return made
+
+
+class Canvas:
+    """The 3D panes of a view side by side (``shares`` of the width), and the overlays.
+
+    One ``pv.Plotter(off_screen=True)`` per export, owned by the thread that made it (the
+    export runs in its own process when started from the window, so VTK never leaves the
+    thread that created it). Multisampling is off: in software GL it costs more than the rest
+    of the frame. Pixels are read straight from the render window into a reused buffer,
+    several times cheaper than ``Plotter.screenshot``.
+    """
+
+    def __init__(self, size, shares):
+        import pyvista as pv
+        from vtkmodules.vtkCommonCore import vtkUnsignedCharArray
+
+        self.width, self.height = (int(v) for v in size)
+        n = len(shares)
+        with egl_without_display():
+            if n > 1:
+                self.plotter = pv.Plotter(off_screen=True, window_size=(self.width, self.height), shape=(1, n),
+                                          col_weights=list(shares), border=False)
+            else:
+                self.plotter = pv.Plotter(off_screen=True, window_size=(self.width, self.height))
+        self.window = self.plotter.render_window
+        self.window.SetMultiSamples(0)
+        total = float(sum(shares))
+        edges = np.round(np.cumsum([0.0, *shares]) / total * self.width).astype(int)
+        self.panes = [PanePlotter(self.plotter, i, (int(edges[i + 1] - edges[i]), self.height)) for i in range(n)]
+        self._added: list = []
+        self._status = None
+        self._pixels = vtkUnsignedCharArray()
+
+    # ------------------------------------------------------------------ overlays
+
+    def finish(self, title: str | None = None, status: bool = False, legend_rows=(), title_corner: str = "top",
+               legend_corner: str = "top") -> None:
+        """After the view is built: the gradient layers, then the overlays, drawn by the
+        panes' own renderers (time, flips and the colour key by the first, the title at the
+        right of the last): a renderer of their own would cost a pass per frame."""
+        self._added += _gradient_layer(list(self.plotter.renderers), self.window)
+        h = self.height
+        font = text_px(h)
+        margin = max(4, round(MARGIN_FRACTION * h))
+        if status:
+            self._status = self._text("", (margin, margin), font)
+        if title:
+            top = title_corner == "top"
+            last = len(self.panes) - 1
+            x = self.panes[last].window_size[0] - margin
+            prop = self._text(title, (x, h - margin if top else margin), max(MIN_FONT, round(TITLE_FRACTION * h)),
+                              pane=last).GetTextProperty()
+            prop.SetJustificationToRight()
+            if top:
+                prop.SetVerticalJustificationToTop()
+            prop.BoldOn()
+        if legend_rows:
+            # at the bottom, the rows stand on the time and flips line
+            self._legend(legend_rows, margin, legend_size(h),
+                         bottom=margin + round(1.6 * font) if legend_corner == "bottom" else None)
+
+    def _text(self, text: str, position, size: int, color: str = TEXT_COLOR, pane: int = 0):
+        """A text actor at ``position`` (pixels from the bottom left of pane ``pane``), drawn
+        in the font file (VTK's own fonts lack ω, ², ₀)."""
+        import pyvista as pv
+        from vtkmodules.vtkRenderingCore import vtkTextActor
+
+        actor = vtkTextActor()
+        actor.SetInput(vtk_text(text))
+        actor.SetPosition(*position)
+        prop = actor.GetTextProperty()
+        prop.SetFontSize(int(size))
+        prop.SetColor(pv.Color(color).float_rgb)
+        use_font_file(prop)
+        self.plotter.renderers[pane].AddViewProp(actor)
+        return actor
+
+    def _legend(self, rows, margin: int, size: int, bottom: int | None = None) -> None:
+        """The colour key at the left, from the top (or up from ``bottom`` px): a swatch in
+        each row's colour, then its label."""
+        import pyvista as pv
+
+        line = round(1.3 * size)
+        back = pv.Color(BACKGROUND).float_rgb
+        for i, (label, color) in enumerate(rows):
+            y = self.height - margin - (i + 1) * line if bottom is None else bottom + (len(rows) - 1 - i) * line
+            swatch = self._text(SWATCH, (margin, y), size, color)
+            text = self._text(label, (margin + round(1.2 * size), y), size)
+            for actor in (swatch, text):
+                prop = actor.GetTextProperty()
+                prop.SetBackgroundColor(back)
+                prop.SetBackgroundOpacity(LEGEND_BACKING)
+        self.legend_box = (margin, margin + len(rows) * line, size)
+
+    def set_status(self, text: str) -> None:
+        if self._status is not None:
+            self._status.SetInput(text)
+
+    # ------------------------------------------------------------------ each frame
+
+    def render(self, out: np.ndarray) -> np.ndarray:
+        """Draw and copy the pixels into ``out`` ((height, width, 3) uint8, top row first)."""
+        from vtkmodules.util.numpy_support import vtk_to_numpy
+
+        self.window.Render()
+        self.window.MakeCurrent()
+        w, h = self.width, self.height
+        self.window.GetPixelData(0, 0, w - 1, h - 1, 1, self._pixels, 0)
+        out[...] = vtk_to_numpy(self._pixels).reshape(h, w, 3)[::-1]  # OpenGL's first row is the bottom one
+        return out
+
+    def close(self) -> None:
+        """Release the render window and its GL context."""
+        if self.plotter is not None:
+            for renderer in self._added:
+                self.window.RemoveRenderer(renderer)
+            self._added = []
+            self.plotter.close()
+            self.plotter = None

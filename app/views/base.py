@@ -1,0 +1,181 @@
+"""What a view is (ViewSpec, PaneSpec), what both the window and the export call to pose it (ViewScene), and the pose helpers they share."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..physics.errors import ParameterError
+
+#: a run recorded ahead of the time posed (the other side of a comparison) is read this far
+#: ahead for the sample after it (s): the two workers of a pair are a batch or two apart
+AHEAD_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class PaneSpec:
+    """One pane of a view: a 3D scene (``kind`` "3d", on a plotter) or a picture drawn by the
+    export with matplotlib (``kind`` "2d"); ``share`` of the export's scene width; ``exported``
+    False for a pane shown live only; ``refresh_s`` how often the window poses it (0: every frame)."""
+
+    name: str
+    share: float = 1.0
+    kind: str = "3d"
+    exported: bool = True
+    refresh_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class ViewOption:
+    """A command-line option of one view (``tumble export --view NAME --flag VALUE``):
+    ``flag``, argparse keywords, and ``key`` the name in the options mapping."""
+
+    flag: str
+    key: str
+    kwargs: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ViewSpec:
+    """A view, declared once for the window, the export dialog and the command line.
+
+    ``runs(scenario, options)`` -> the scenarios it runs (compare: the pair); ``build(plotters,
+    scenarios, options, text_px)`` -> its :class:`ViewScene` (``plotters`` maps each pane's name
+    to a pyvista plotter; ``text_px`` the export's text height, None live); ``plots()`` -> its
+    ``PlotSpec`` (app.views.plots) or None; ``ghost`` whether the exact ghost exists in this view;
+    ``window`` the Qt window hosting it, as "module:Class" (imported by the GUI only);
+    ``legend_rows()`` its colour key; ``options`` its own command-line options (:class:`ViewOption`);
+    ``title_corner`` where an export puts the title ("top" or "bottom" right), ``legend_corner``
+    its colour key ("top" or "bottom" left).
+    """
+
+    name: str
+    title: str
+    description: str
+    window: str
+    panes: tuple
+    build: Callable
+    runs: Callable = lambda scenario, options: (scenario,)
+    plots: Callable = lambda: None
+    legend_rows: Callable = lambda: ()
+    ghost: bool = True
+    options: tuple = ()
+    title_corner: str = "top"
+    legend_corner: str = "top"
+
+    def pane(self, name: str) -> PaneSpec:
+        return next(p for p in self.panes if p.name == name)
+
+    @property
+    def exported_panes(self) -> tuple:
+        return tuple(p for p in self.panes if p.exported)
+
+
+class ViewScene:
+    """What the window and the export both call, so the two cannot drift apart.
+
+    Subclasses set ``legend_rows`` and implement :meth:`pose`; the toggles forward to the
+    scenes they list in ``_scenes`` (objects with set_follow/set_trail_visible/reset_camera/clear).
+    Thread: the thread owning the plotters (the GUI thread, or the export's).
+    """
+
+    legend_rows: tuple = ()
+
+    def __init__(self, scenarios, scenes: dict, ghosts: Sequence = ()):
+        self.scenarios = tuple(scenarios)
+        self.scenes = scenes
+        self.ghosts = tuple(ghosts)
+        self.references: list = [None] * len(self.ghosts)
+        self.ghost_visible = False
+
+    # ------------------------------------------------------------------ toggles
+
+    def set_follow(self, on: bool) -> None:
+        for scene in self.scenes.values():
+            if hasattr(scene, "set_follow"):
+                scene.set_follow(on)
+
+    def set_trail_visible(self, on: bool) -> None:
+        for scene in self.scenes.values():
+            if hasattr(scene, "set_trail_visible"):
+                scene.set_trail_visible(on)
+
+    @property
+    def trail_visible(self) -> bool:
+        return next(iter(self.scenes.values())).trail_visible
+
+    def set_ghost_visible(self, on: bool) -> None:
+        """Show the exact ghost, from each run's start (see :meth:`set_ghost_start`).
+
+        Raises :class:`ParameterError` naming ``ghost`` where the closed form does not apply.
+        """
+        if on:
+            for k, scenario in enumerate(self.scenarios[:len(self.ghosts)]):
+                if self.references[k] is None:
+                    self.set_ghost_start(k, scenario.initial_state)
+        self.ghost_visible = bool(on) and bool(self.ghosts)
+        for ghost in self.ghosts:
+            ghost.set_visible(self.ghost_visible)
+
+    def set_ghost_start(self, k: int, state) -> None:
+        """Start run ``k``'s ghost from ``state`` (the run's start, or its last kick)."""
+        from ..physics.reference import ExactReference, exact_unavailable_reason
+
+        reason = exact_unavailable_reason(self.scenarios[k].model)
+        if reason is not None:
+            raise ParameterError("ghost", "on", f"apply (the closed form needs a torque-free body): {reason}")
+        self.references[k] = ExactReference(self.scenarios[k].model, state)
+
+    def reset_camera(self) -> None:
+        for scene in self.scenes.values():
+            scene.reset_camera()
+
+    def show(self, scenarios, reset_camera: bool = True) -> None:
+        """(Re)build the scenes for ``scenarios`` (a new scenario in the window; the
+        constructor calls it for the first)."""
+        raise NotImplementedError
+
+    def clear(self) -> None:
+        for scene in self.scenes.values():
+            scene.clear()
+        for ghost in self.ghosts:
+            ghost.clear()
+
+    # ------------------------------------------------------------------ each frame
+
+    def pose(self, recordings, t: float, panes=None) -> None:
+        """Pose every pane (or the ``panes`` named) for simulated time ``t`` from
+        ``recordings`` (one :class:`~app.simulation.recording.Recording` per run)."""
+        raise NotImplementedError
+
+    def _pose_ghost(self, k: int, t: float) -> None:
+        if self.ghost_visible and self.references[k] is not None:
+            c, q, w = self.references[k].at(float(t))
+            self.ghosts[k].set_pose(c, q, w)
+
+
+def recent(recording, t: float, seconds: float, max_points: int, since: float | None = None):
+    """The span of ``recording`` over the last ``seconds`` up to ``t`` (not before ``since``),
+    thinned to ``max_points``, with the pose at ``t`` as ``(c, q, w, L)``: the newest sample
+    when it is at ``t``, else linear between the samples around ``t`` (:func:`pose_at`).
+    Returns ``(span, pose, n)``: ``n`` rows of the span are at or before ``t``; ``pose`` is
+    None when nothing is recorded yet."""
+    from ..simulation.compare import pose_at
+
+    t0 = t - seconds if since is None else max(t - seconds, since)
+    span = recording.span(t0, t, max_points)
+    if len(span) and span["t"][-1] == t:
+        return span, tuple(span[k][-1] for k in ("c", "q", "w", "L")), len(span)
+    ahead = recording.span(t, t + AHEAD_SECONDS)
+    rows = {k: np.concatenate([span[k], ahead[k][:1]]) for k in ("t", "c", "q", "w", "L")}
+    if not len(rows["t"]):
+        return span, None, 0
+    c, q, w, L, _ = pose_at(rows, t)
+    return span, (c, q, w, L), len(span)
+
+
+def segment_since(recording, t: float) -> float | None:
+    """Where the segment being drawn at ``t`` began (the run's start or its last kick)."""
+    return recording.span(t, t, 1).segment_start

@@ -1,0 +1,137 @@
+"""The main view: the tumbling body (exported) and the polhode under the plots (live only), with the exact ghost."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import register
+from .base import PaneSpec, ViewScene, ViewSpec, recent
+
+#: the polhode pane shows omega's path over this much simulated time (s), as the plots do by default
+POLHODE_SECONDS = 10.0
+#: the window poses the polhode pane this often (s of wall time)
+POLHODE_REFRESH_S = 1.0 / 5.0
+
+
+def trail_seconds() -> float:
+    """Simulated time the body's trail covers (s): TRAIL_POINTS record intervals, as in the window."""
+    from ..scene.body_scene import TRAIL_POINTS
+    from ..simulation.worker import RECORD_INTERVAL_S
+
+    return TRAIL_POINTS * RECORD_INTERVAL_S
+
+
+def legend_rows() -> tuple:
+    from ..scene.body_scene import LEGEND
+
+    return LEGEND
+
+
+def ghost_row() -> tuple:
+    """The colour key's row of the exact ghost."""
+    from ..scene.ghost import GHOST_COLOR
+
+    return (("exact ghost: the closed form", GHOST_COLOR),)
+
+
+class BodyPoses:
+    """Poses one :class:`~app.scene.RigidBodyScene` from a recording: the pose at t and the
+    trail of the last :func:`trail_seconds` (what the main and stability views share)."""
+
+    @staticmethod
+    def pose_body(scene, recording, t: float):
+        """Pose ``scene`` at ``t``; returns the pose ``(c, q, w, L)`` or None (nothing recorded)."""
+        from ..scene.body_scene import TRAIL_POINTS
+
+        if scene.trail_visible:
+            span, pose, n = recent(recording, t, trail_seconds(), TRAIL_POINTS)
+            trail_q, trail_c = span["q"][:n], span["c"][:n]
+        else:
+            span, pose, n = recent(recording, t, 0.0, 1)
+            trail_q = trail_c = None
+        if pose is not None:
+            c, q, w, L = pose
+            scene.set_pose(c, q, w, L, trail_q=trail_q, trail_c=trail_c)
+        return pose
+
+
+class MainScene(ViewScene, BodyPoses):
+    """The body scene, its ghost and (live) the polhode pane."""
+
+    def __init__(self, plotters, scenarios, options=None, text_px=None):
+        from ..scene import PolhodeScene, RigidBodyScene
+        from ..scene.ghost import GhostBody
+
+        body = RigidBodyScene(plotters["body"], follow=True, trail=True, legend=False)
+        scenes = {"body": body}
+        if "polhode" in plotters:
+            scenes["polhode"] = PolhodeScene(plotters["polhode"])
+        super().__init__(scenarios, scenes, ghosts=(GhostBody(plotters["body"]),))
+        self.legend_rows = legend_rows()
+        self._segment = None
+        self.show(scenarios)
+
+    def show(self, scenarios, reset_camera: bool = True) -> None:
+        """(Re)build the scenes for ``scenarios`` (a new scenario in the window)."""
+        self.scenarios = tuple(scenarios)
+        sc = self.scenarios[0]
+        self.scenes["body"].set_body(sc.rigid_body, center=np.asarray(sc.position, dtype=float),
+                                     w0=sc.angular_velocity, q0=sc.initial_state.q, reset_camera=reset_camera)
+        self.ghosts[0].set_body(sc.rigid_body)
+        self.references = [None]
+        if self.ghost_visible:
+            self.set_ghost_visible(True)
+        self._segment = float(sc.initial_state.t)
+        if "polhode" in self.scenes:
+            self.scenes["polhode"].set_body(sc.rigid_body, sc.angular_velocity)
+
+    def set_follow(self, on: bool) -> None:
+        self.scenes["body"].set_follow(on)
+
+    def set_trail_visible(self, on: bool) -> None:
+        self.scenes["body"].set_trail_visible(on)
+
+    @property
+    def trail_visible(self) -> bool:
+        return self.scenes["body"].trail_visible
+
+    def reset_camera(self) -> None:
+        self.scenes["body"].reset_camera()
+
+    def pose(self, recordings, t: float, panes=None) -> None:
+        rec = recordings[0]
+        if panes is None or "body" in panes:
+            self.pose_body(self.scenes["body"], rec, t)
+            self._pose_ghost(0, t)
+        if "polhode" in self.scenes and (panes is None or "polhode" in panes):
+            pose_polhode(self, self.scenes["polhode"], rec, t)
+
+
+def pose_polhode(view: ViewScene, polhode, recording, t: float) -> None:
+    """Put omega and its path over the last :data:`POLHODE_SECONDS` on ``polhode``; the
+    ellipsoid is rebuilt for the energy of a new segment (the run's start or a kick)."""
+    from ..scene.polhode import POLHODE_POINTS
+
+    span = recording.span(t - POLHODE_SECONDS, t, POLHODE_POINTS)
+    if not len(span):
+        return
+    w = span["w"][-1]
+    if span.segment_start != view._segment:
+        view._segment = span.segment_start
+        polhode.set_body(view.scenarios[0].rigid_body, w)
+    polhode.set_omega(w, span["w"])
+
+
+def main_plots():
+    """The main view's plots (L, omega, drifts), the Poinsot and stability views' too."""
+    from .plots import MAIN_PLOTS
+
+    return MAIN_PLOTS
+
+
+SPEC = register(ViewSpec(
+    name="main", title="Tumble",
+    description="parameter panel, 3D scene of the body, live plots of L, omega, drift and the polhode",
+    window="app.gui.main_window:MainWindow",
+    panes=(PaneSpec("body", 1.0), PaneSpec("polhode", 0.0, exported=False, refresh_s=POLHODE_REFRESH_S)),
+    build=MainScene, plots=main_plots, legend_rows=legend_rows))
