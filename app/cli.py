@@ -67,7 +67,7 @@ def _integrator_help(what: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
-    from .views import get_view, view_names
+    from .views import view_names
     from .simulation.stability import DEFAULT_DIRECTIONS, DEFAULT_DURATION, MAX_DIRECTIONS
 
     p = _Parser(prog="tumble", description="Free rigid-body rotation: watch it, measure it, export it.")

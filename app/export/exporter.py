@@ -224,7 +224,7 @@ def export_animation(scenario, settings: ExportSettings | ExportPlan,
     return export("main", (scenario,), plan, progress, cancel)
 
 
-def _pump(pipe: FfmpegPipe, maker: FrameMaker, indices, progress, cancel, total: int | None = None) -> None:
+def _pump(pipe: FfmpegPipe, maker: FrameComposer, indices, progress, cancel, total: int | None = None) -> None:
     """Render the frames ``indices`` into ``pipe``, checking ``cancel`` before each."""
     total = len(indices) if total is None else total
     try:

@@ -43,7 +43,7 @@ class ViewSpec:
 
     ``runs(scenario, options)`` -> the scenarios it runs (compare: the pair); ``build(plotters,
     scenarios, options, text_px)`` -> its :class:`ViewScene` (``plotters`` maps each pane's name
-    to a pyvista plotter; ``text_px`` the export's text height, None live); ``plots()`` -> its
+    to a pyvista plotter; ``text_px`` the export's text height, None live); ``plots`` its
     ``PlotSpec`` (app.views.plots) or None; ``ghost`` whether the exact ghost exists in this view;
     ``window`` the Qt window hosting it, as "module:Class" (imported by the GUI only);
     ``legend_rows()`` its colour key; ``options`` its own command-line options (:class:`ViewOption`);
@@ -58,7 +58,7 @@ class ViewSpec:
     panes: tuple
     build: Callable
     runs: Callable = lambda scenario, options: (scenario,)
-    plots: Callable = lambda: None
+    plots: object = None  # a PlotSpec (app.views.plots), or None
     legend_rows: Callable = lambda: ()
     ghost: bool = True
     options: tuple = ()

@@ -7,6 +7,7 @@ import numpy as np
 from . import register
 from .base import PaneSpec, ViewOption, ViewScene, ViewSpec, recent
 from .main import trail_seconds
+from .plots import COMPARE_PLOTS
 
 #: the side labels' size relative to the export's text (they name the integrators)
 LABEL_SCALE = 1.15
@@ -83,12 +84,6 @@ class CompareView(ViewScene):
                     self.ghosts[k].set_pose(np.asarray(c) + offset, q, w)
 
 
-def _plots():
-    from .plots import COMPARE_PLOTS
-
-    return COMPARE_PLOTS
-
-
 def _options() -> tuple:
     def integrator(text):
         import argparse
@@ -114,5 +109,5 @@ SPEC = register(ViewSpec(
     name="compare", title="Tumble: integrators compared",
     description="two integrators (or steps) on one scenario side by side, their energy and |L| drifts on shared plots",
     window="app.gui.compare_window:CompareWindow",
-    panes=(PaneSpec("pair", 1.0),), build=CompareView, runs=runs, plots=_plots,
+    panes=(PaneSpec("pair", 1.0),), build=CompareView, runs=runs, plots=COMPARE_PLOTS,
     legend_rows=legend_rows, options=_options(), legend_corner="bottom"))

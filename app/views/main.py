@@ -6,6 +6,7 @@ import numpy as np
 
 from . import register
 from .base import PaneSpec, ViewScene, ViewSpec, recent
+from .plots import MAIN_PLOTS
 
 #: the polhode pane shows omega's path over this much simulated time (s), as the plots do by default
 POLHODE_SECONDS = 10.0
@@ -122,16 +123,9 @@ def pose_polhode(view: ViewScene, polhode, recording, t: float) -> None:
     polhode.set_omega(w, span["w"])
 
 
-def main_plots():
-    """The main view's plots (L, omega, drifts), the Poinsot and stability views' too."""
-    from .plots import MAIN_PLOTS
-
-    return MAIN_PLOTS
-
-
 SPEC = register(ViewSpec(
     name="main", title="Tumble",
     description="parameter panel, 3D scene of the body, live plots of L, omega, drift and the polhode",
     window="app.gui.main_window:MainWindow",
     panes=(PaneSpec("body", 1.0), PaneSpec("polhode", 0.0, exported=False, refresh_s=POLHODE_REFRESH_S)),
-    build=MainScene, plots=main_plots, legend_rows=legend_rows))
+    build=MainScene, plots=MAIN_PLOTS, legend_rows=legend_rows))

@@ -6,7 +6,8 @@ import numpy as np
 
 from . import register
 from .base import PaneSpec, ViewScene, ViewSpec, recent, segment_since
-from .main import main_plots, pose_polhode
+from .main import pose_polhode
+from .plots import MAIN_PLOTS
 
 #: the construction takes this fraction of the scene's width; the polhode family the rest
 CONSTRUCTION_FRACTION = 0.6
@@ -122,4 +123,4 @@ SPEC = register(ViewSpec(
     window="app.gui.poinsot_window:PoinsotWindow",
     panes=(PaneSpec("construction", CONSTRUCTION_FRACTION),
            PaneSpec("family", 1.0 - CONSTRUCTION_FRACTION, refresh_s=1.0 / 5.0)),
-    build=PoinsotView, plots=main_plots, legend_rows=legend_rows, title_corner="bottom"))
+    build=PoinsotView, plots=MAIN_PLOTS, legend_rows=legend_rows, title_corner="bottom"))

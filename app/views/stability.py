@@ -8,7 +8,8 @@ import numpy as np
 
 from . import register
 from .base import PaneSpec, ViewOption, ViewScene, ViewSpec
-from .main import BodyPoses, legend_rows as body_legend, main_plots
+from .main import BodyPoses, legend_rows as body_legend
+from .plots import MAIN_PLOTS
 
 #: omega's track on the map covers this much simulated time (s), thinned to TRACK_POINTS
 TRACK_SECONDS = 30.0
@@ -214,4 +215,4 @@ SPEC = register(ViewSpec(
     description="stability map of the body's spin axes (wander of omega), click a point to run that spin",
     window="app.gui.stability_window:StabilityWindow",
     panes=(PaneSpec("body", 0.5), PaneSpec("map", 0.5, kind="2d", refresh_s=TRACK_REFRESH_S)),
-    build=StabilityView, runs=runs, plots=main_plots, legend_rows=legend_rows, options=_options()))
+    build=StabilityView, runs=runs, plots=MAIN_PLOTS, legend_rows=legend_rows, options=_options()))
