@@ -161,7 +161,7 @@ class MapPicture:
                 lon, lat = map_position(sign * smap.axes[:, k], view.frame)
                 lon = 0.0 if abs(lat) > 89.999 else (-180.0 if lon > 179.999 else lon)
                 ax.plot(lon, lat, "oXs"[k], ms=fs, mfc="none", mec="white", mew=1.5, clip_on=False)
-                ax.annotate(f"{'+' if sign > 0 else '−'}{name[:3]}", (lon, lat), xytext=(6, 5),
+                ax.annotate(f"{'+' if sign > 0 else '−'}{name[:3]}", (lon, lat), xytext=(6, -13 if lat > 89.0 else 5),
                             textcoords="offset points", color="white", fontsize=fs * 0.8,
                             ha="left" if lon < 120 else "right",
                             bbox={"boxstyle": "round,pad=0.15", "fc": "black", "alpha": 0.5, "lw": 0})
@@ -174,7 +174,8 @@ class MapPicture:
             spine.set_color(GRID_COLOR)
         ax.set_xlabel("longitude of the spin axis (deg)", color=TEXT_COLOR, fontsize=fs)
         ax.set_ylabel("latitude (deg)", color=TEXT_COLOR, fontsize=fs)
-        ax.set_title(f"wander of ω, 0° dark to 180° light ({len(smap.wander)} spins, {smap.duration:g} s)",
+        ax.set_aspect("equal", anchor="C")  # degrees alike both ways, as the window's map
+        ax.set_title(f"wander of ω: 0° dark, 180° light\n{len(smap.wander)} spins over {smap.duration:g} s each",
                      color=TEXT_COLOR, fontsize=fs, loc="left")
         (self._line,) = ax.plot([], [], color=TRACK_COLOR, linewidth=1.4, animated=True)
         (self._head,) = ax.plot([], [], "o", color=OMEGA_COLOR, ms=fs * 0.8, animated=True)
@@ -215,4 +216,5 @@ SPEC = register(ViewSpec(
     description="stability map of the body's spin axes (wander of omega), click a point to run that spin",
     window="app.gui.stability_window:StabilityWindow",
     panes=(PaneSpec("body", 0.5), PaneSpec("map", 0.5, kind="2d", refresh_s=TRACK_REFRESH_S)),
-    build=StabilityView, runs=runs, plots=MAIN_PLOTS, legend_rows=legend_rows, options=_options()))
+    build=StabilityView, runs=runs, plots=MAIN_PLOTS, legend_rows=legend_rows, options=_options(),
+    title_corner="bottom"))
