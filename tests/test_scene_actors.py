@@ -45,6 +45,7 @@ def test_pose_matrix_applies_the_linear_part_then_the_shift():
     p = np.array([0.3, 0.4, -1.2])
     np.testing.assert_allclose((pose_matrix(R, c) @ [*p, 1.0])[:3], R @ p + c, rtol=0, atol=1e-15)
     np.testing.assert_array_equal(pose_matrix(R)[:3, 3], np.zeros(3))
+    np.testing.assert_array_equal(pose_matrix(offset=c), [[1, 0, 0, c[0]], [0, 1, 0, c[1]], [0, 0, 1, c[2]], [0, 0, 0, 1]])
 
 
 def test_fill_polyline_keeps_the_newest_points_and_pads_with_the_oldest():

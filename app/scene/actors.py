@@ -13,10 +13,12 @@ from .style import BACKGROUND, BACKGROUND_TOP, GRID_COLOR
 QUIET = dict(reset_camera=False, render=False, pickable=False)
 
 
-def pose_matrix(linear: np.ndarray, offset=None) -> np.ndarray:
-    """The 4x4 user matrix of an actor: ``linear`` (3, 3) then a shift by ``offset`` (3,)."""
+def pose_matrix(linear=None, offset=None) -> np.ndarray:
+    """The 4x4 user matrix of an actor: ``linear`` (3, 3; default the identity) then a shift
+    by ``offset`` (3,; default none)."""
     m = np.eye(4)
-    m[:3, :3] = linear
+    if linear is not None:
+        m[:3, :3] = linear
     if offset is not None:
         m[:3, 3] = offset
     return m
@@ -34,12 +36,12 @@ def completing_axes(unit: np.ndarray, preferred: int) -> tuple[np.ndarray, np.nd
 
 def fill_polyline(poly: pv.PolyData, points: np.ndarray) -> None:
     """Move a fixed-size polyline onto ``points`` (newest last), padding with the oldest."""
-    n = poly.n_points
+    pts = poly.points  # written in place: no new array each frame
+    n = len(pts)
     points = points[-n:]
-    pts = np.empty((n, 3))
     pts[: n - len(points)] = points[0]
     pts[n - len(points):] = points
-    poly.points = pts
+    poly.points = pts  # marks the points modified
 
 
 def aim_camera(plotter, focus: np.ndarray, position: np.ndarray, up, view_angle: float) -> None:
@@ -54,7 +56,7 @@ def aim_camera(plotter, focus: np.ndarray, position: np.ndarray, up, view_angle:
 
 def shift_camera(plotter, focus: np.ndarray, new_focus: np.ndarray) -> np.ndarray:
     """Move the camera's two ends by ``new_focus - focus`` (following a body keeps the
-    user's turn and zoom); returns the focus now looked at (a copy)."""
+    user's turn and zoom); returns the focus now looked at."""
     delta = new_focus - focus
     if not np.any(delta):
         return focus
@@ -75,14 +77,14 @@ class FloorGrid:
         self.actor = plotter.add_mesh(meshes.floor_grid(spacing, half_cells), color=GRID_COLOR, line_width=1,
                                       lighting=False, **QUIET)
         self.origin = np.array([0.0, 0.0, center[2] - depth])
-        self.actor.user_matrix = pose_matrix(np.eye(3), self.origin)
+        self.actor.user_matrix = pose_matrix(offset=self.origin)
 
     def follow(self, c: np.ndarray) -> None:
         """Keep the grid under ``c`` (world), moving it only by whole cells."""
         origin = np.array([*(np.round(c[:2] / self.spacing) * self.spacing), c[2] - self.depth])
         if np.any(origin != self.origin):
             self.origin = origin
-            self.actor.user_matrix = pose_matrix(np.eye(3), origin)
+            self.actor.user_matrix = pose_matrix(offset=origin)
 
 
 class SceneActors:

@@ -291,7 +291,7 @@ class PoinsotScene(TrailScene):
         self._actors["plane_grid"].user_matrix = plane
         self._actors["normal"].user_matrix = pose_matrix(_frame_from_z(n) * d)
         contact = state.contact_world
-        self._actors["contact"].user_matrix = pose_matrix(np.eye(3), contact)
+        self._actors["contact"].user_matrix = pose_matrix(offset=contact)
         length = float(np.linalg.norm(contact))
         self._actors["omega"].user_matrix = pose_matrix(_frame_from_x(contact / length) * length)
         if trail_q is not None and trail_w is not None and len(trail_q):

@@ -124,7 +124,7 @@ class PolhodeScene(SceneActors):
 
     def set_omega(self, w_body, history=None) -> None:
         """Move the omega dot to ``w_body``; ``history`` (n, 3), oldest first, is the curve."""
-        self._actors["omega"].user_matrix = pose_matrix(np.eye(3), np.asarray(w_body, dtype=float))
+        self._actors["omega"].user_matrix = pose_matrix(offset=np.asarray(w_body, dtype=float))
         if history is not None and len(history):
             fill_polyline(self._curve, np.asarray(history, dtype=float))
 
