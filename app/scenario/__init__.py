@@ -5,15 +5,7 @@ and applied loads, and the solver settings. ``load`` accepts a preset name or a 
 every rule is checked with a one-line message naming the field, the value and the rule.
 """
 
-from .schema import (  # noqa: F401
-    BodySpec,
-    DamperSpec,
-    LoadSpec,
-    RotorSpec,
-    Scenario,
-    SolverSpec,
-    SHAPES,
-)
+from .schema import SHAPES, BodySpec, DamperSpec, LoadSpec, RotorSpec, Scenario, SolverSpec  # noqa: F401
 from .document import from_dict, to_dict  # noqa: F401
 from .files import (  # noqa: F401
     PRESETS_DIR,

@@ -22,18 +22,17 @@ import pyvista as pv
 from ..physics import quaternion as quat
 from ..physics.body import Body
 from . import meshes
-from .style import (
-    AXIS_HEX,
-    BACKGROUND,
-    BACKGROUND_TOP,
-    GRID_COLOR,
-    L_COLOR,
-    OMEGA_COLOR,
-    TEXT_COLOR,
-    PATH_COLOR,
-    TRAIL_COLOR,
-    use_font_file,
+from .actors import (
+    QUIET,
+    FloorGrid,
+    TrailScene,
+    aim_camera,
+    completing_axes,
+    fill_polyline,
+    pose_matrix,
+    shift_camera,
 )
+from .style import AXIS_HEX, L_COLOR, OMEGA_COLOR, PATH_COLOR, TRAIL_COLOR
 
 #: the omega arrow's length at the start, in body radii (it scales with |omega|); a radius
 #: is the farthest surface point from the centre, so every arrow leaves the body
@@ -113,24 +112,12 @@ def view_direction(arrows) -> np.ndarray:
     return candidates[order[-1]]
 
 
-def _pose_matrix(R: np.ndarray, c: np.ndarray, scale: float = 1.0) -> np.ndarray:
-    m = np.eye(4)
-    m[:3, :3] = R * scale
-    m[:3, 3] = c
-    return m
-
-
 def _frame_from_x(direction: np.ndarray) -> np.ndarray:
-    """A rotation whose first column is ``direction`` (unit)."""
-    x = direction
-    helper = np.array([0.0, 0.0, 1.0]) if abs(x[2]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    y = np.cross(helper, x)
-    y /= np.linalg.norm(y)
-    z = np.cross(x, y)
-    return np.column_stack([x, y, z])
+    """A rotation whose first column is ``direction`` (unit), its second horizontal."""
+    return np.column_stack([direction, *completing_axes(direction, 2)])
 
 
-class RigidBodyScene:
+class RigidBodyScene(TrailScene):
     """Body, body axes, omega and L arrows, trail, floor grid and a follow camera.
 
     Parameters
@@ -142,30 +129,28 @@ class RigidBodyScene:
     trail
         Draw the path of the intermediate axis' tip over the recent history.
     legend
-        Draw the colour key in a corner.
+        Accepted and ignored: the windows draw the colour key (:data:`LEGEND`) as a Qt
+        label and the export draws it on its canvas.
     gradient
         Gradient background. Off by default: in software GL (Mesa llvmpipe) the gradient
         quad costs 3-8 ms per frame at 700x740, more than the whole scene without it.
 
+    Actors (:attr:`actors`): ``body``, ``axes``, ``tip``, ``omega``, ``L``, ``path``, ``trail``, ``grid``.
+
     Thread: GUI thread (or the export's rendering thread owning an off-screen plotter).
     """
 
-    def __init__(self, plotter, *, follow: bool = True, trail: bool = True, legend: bool = True,
+    TRAIL_ACTORS = ("trail", "path")
+
+    def __init__(self, plotter, *, follow: bool = True, trail: bool = True, legend: bool = False,
                  gradient: bool = False):
-        self.plotter = plotter
+        super().__init__(plotter, follow=follow, trail=trail, gradient=gradient)
         self._fitted_offset = None  # camera position - focal point as last fitted
-        self.follow = follow
-        self._trail_on = trail
-        self._legend_on = legend
-        self._actors: dict = {}
-        self.body: Body | None = None
         self.radius = 1.0
         self._focus = np.zeros(3)
         self._omega_ref = 1.0
-        self._grid_origin = np.zeros(3)
+        self._grid: FloorGrid | None = None
         self._view = np.asarray(CAMERA_DIRECTION, dtype=float) / np.linalg.norm(CAMERA_DIRECTION)
-        self._arrow = meshes.unit_arrow()
-        plotter.set_background(BACKGROUND, top=BACKGROUND_TOP if gradient else None)
 
     # ------------------------------------------------------------------ building
 
@@ -182,29 +167,22 @@ class RigidBodyScene:
         self._tip = body.intermediate_axis * TRAIL_TIP * r
         center = np.asarray(center, dtype=float)
         p = self.plotter
-        add = dict(reset_camera=False, render=False, pickable=False)
         self._actors["body"] = p.add_mesh(mesh, scalars="rgb", rgb=True, smooth_shading=body.shape == "ellipsoid",
-                                          ambient=0.25, diffuse=0.8, specular=0.25, specular_power=20, **add)
+                                          ambient=0.25, diffuse=0.8, specular=0.25, specular_power=20, **QUIET)
         self._actors["axes"] = p.add_mesh(meshes.axes_lines(AXES_LENGTH * r), scalars="rgb", rgb=True,
-                                          line_width=3, lighting=False, **add)
+                                          line_width=3, lighting=False, **QUIET)
         marker = pv.Sphere(radius=0.06 * r, center=self._tip, theta_resolution=16, phi_resolution=12)
-        self._actors["tip"] = p.add_mesh(marker, color=TRAIL_COLOR, lighting=False, **add)
-        self._actors["omega"] = p.add_mesh(self._arrow, color=OMEGA_COLOR, ambient=0.35, **add)
-        self._actors["L"] = p.add_mesh(self._arrow, color=L_COLOR, ambient=0.35, **add)
+        self._actors["tip"] = p.add_mesh(marker, color=TRAIL_COLOR, lighting=False, **QUIET)
+        self._actors["omega"] = p.add_mesh(self._arrow, color=OMEGA_COLOR, ambient=0.35, **QUIET)
+        self._actors["L"] = p.add_mesh(self._arrow, color=L_COLOR, ambient=0.35, **QUIET)
         self._path = meshes.polyline(TRAIL_POINTS)
-        self._actors["path"] = p.add_mesh(self._path, color=PATH_COLOR, line_width=1, lighting=False, **add)
+        self._actors["path"] = p.add_mesh(self._path, color=PATH_COLOR, line_width=1, lighting=False, **QUIET)
         self._actors["path"].SetVisibility(self._trail_on)
         self._trail = meshes.polyline(TRAIL_POINTS)
-        self._actors["trail"] = p.add_mesh(self._trail, color=TRAIL_COLOR, line_width=2, lighting=False, **add)
+        self._actors["trail"] = p.add_mesh(self._trail, color=TRAIL_COLOR, line_width=2, lighting=False, **QUIET)
         self._actors["trail"].SetVisibility(self._trail_on)
-        spacing = meshes.nice_spacing(r)
-        self._grid_spacing = spacing
-        self._grid_origin = np.array([0.0, 0.0, center[2] - GRID_DEPTH * r])
-        self._actors["grid"] = p.add_mesh(meshes.floor_grid(spacing, GRID_HALF_CELLS), color=GRID_COLOR,
-                                          line_width=1, lighting=False, **add)
-        self._actors["grid"].user_matrix = _pose_matrix(np.eye(3), self._grid_origin)
-        if self._legend_on:
-            self._add_legend()
+        self._grid = FloorGrid(p, meshes.nice_spacing(r), GRID_HALF_CELLS, GRID_DEPTH * r, center)
+        self._actors["grid"] = self._grid.actor
         self._focus = center.copy()
         q0 = np.array([1.0, 0.0, 0.0, 0.0]) if q0 is None else np.asarray(q0, dtype=float)
         R0 = quat.to_matrix(q0)
@@ -212,25 +190,6 @@ class RigidBodyScene:
         self.set_pose(center, q0, w0, None)
         if reset_camera:
             self.reset_camera(center)
-
-    def _add_legend(self) -> None:
-        labels = [[text, color] for text, color in LEGEND]
-        self._actors["legend"] = self.plotter.add_legend(labels, bcolor=BACKGROUND, border=False, size=(0.34, 0.24),
-                                                         loc="upper left", face="rectangle",
-                                                         background_opacity=0.6)
-        entries = self._actors["legend"].GetEntryTextProperty()
-        entries.SetColor(pv.Color(TEXT_COLOR).float_rgb)
-        use_font_file(entries)
-
-    def clear(self) -> None:
-        """Remove every actor this scene added."""
-        for name, actor in list(self._actors.items()):
-            if name == "legend":
-                self.plotter.remove_legend(render=False)
-            else:
-                self.plotter.remove_actor(actor, render=False)
-        self._actors.clear()
-        self.body = None
 
     def reset_camera(self, center=None) -> None:
         """Look at ``center`` (default: the current focus) from the default direction, the
@@ -242,14 +201,11 @@ class RigidBodyScene:
         width, height = self.plotter.window_size
         if width > 1 and height > 1:  # a view not laid out yet: the height only, re-fitted on resize
             half = min(half, math.atan(math.tan(half) * width / height))
-        cam = self.plotter.camera
-        cam.focal_point = tuple(center)
-        cam.position = tuple(center + FRAMED_RADII * self.radius / math.sin(half) * d)
-        cam.up = (0.0, 0.0, 1.0)
-        cam.view_angle = VIEW_ANGLE
+        aim_camera(self.plotter, center, center + FRAMED_RADII * self.radius / math.sin(half) * d, (0.0, 0.0, 1.0),
+                   VIEW_ANGLE)
         self._focus = center.copy()
+        cam = self.plotter.camera
         self._fitted_offset = np.subtract(cam.position, cam.focal_point)
-        self.plotter.reset_camera_clipping_range()
 
     def fit_to_view(self) -> None:
         """Fit the camera to the view's new shape (after a resize), unless the user has
@@ -261,28 +217,10 @@ class RigidBodyScene:
 
     # ------------------------------------------------------------------ toggles
 
-    def set_follow(self, on: bool) -> None:
-        self.follow = bool(on)
-
-    def set_trail_visible(self, on: bool) -> None:
-        self._trail_on = bool(on)
-        for name in ("trail", "path"):
-            if name in self._actors:
-                self._actors[name].SetVisibility(self._trail_on)
-
-    @property
-    def trail_visible(self) -> bool:
-        return self._trail_on
-
     @property
     def view(self) -> np.ndarray:
         """The default viewing direction (body to camera, unit) chosen for this body's start."""
         return self._view.copy()
-
-    @property
-    def actors(self) -> dict:
-        """Name -> actor (``body``, ``axes``, ``tip``, ``omega``, ``L``, ``trail``, ``grid``)."""
-        return dict(self._actors)
 
     # ------------------------------------------------------------------ each frame
 
@@ -302,7 +240,7 @@ class RigidBodyScene:
             return
         c = np.asarray(c, dtype=float)
         R = quat.to_matrix(np.asarray(q, dtype=float))
-        pose = _pose_matrix(R, c)
+        pose = pose_matrix(R, c)
         for name in ("body", "axes", "tip"):
             self._actors[name].user_matrix = pose
         self._pose_arrow("omega", c, None if w_body is None else R @ np.asarray(w_body, dtype=float),
@@ -311,7 +249,7 @@ class RigidBodyScene:
         if self._trail_on and trail_q is not None and len(trail_q):
             self._set_trail(c, np.asarray(trail_q, dtype=float))
         if self._trail_on and trail_c is not None and len(trail_c):
-            _fill_polyline(self._path, np.asarray(trail_c, dtype=float))
+            fill_polyline(self._path, np.asarray(trail_c, dtype=float))
         if self.follow:
             self._follow(c)
 
@@ -327,34 +265,13 @@ class RigidBodyScene:
             return
         length = L_ARROW_LENGTH * self.radius if per_unit is None else n * per_unit
         actor.SetVisibility(True)
-        actor.user_matrix = _pose_matrix(_frame_from_x(v / n), c, length)
+        actor.user_matrix = pose_matrix(_frame_from_x(v / n) * length, c)
 
     def _set_trail(self, c: np.ndarray, qs: np.ndarray) -> None:
         qs = qs[-TRAIL_POINTS:]
-        _fill_polyline(self._trail, c + quat.rotate(qs, self._tip))
+        fill_polyline(self._trail, c + quat.rotate(qs, self._tip))
 
     def _follow(self, c: np.ndarray) -> None:
-        delta = c - self._focus
-        if np.any(delta):
-            cam = self.plotter.camera
-            cam.focal_point = tuple(np.asarray(cam.focal_point) + delta)
-            cam.position = tuple(np.asarray(cam.position) + delta)
-            self._focus = c.copy()
-            self.plotter.reset_camera_clipping_range()
-        # the grid keeps under the body (a thrown body stays over a floor), moved across in
-        # whole cells so that its lines appear fixed in the world while the body flies
-        origin = np.array([*(np.round(c[:2] / self._grid_spacing) * self._grid_spacing),
-                           c[2] - GRID_DEPTH * self.radius])
-        if np.any(origin != self._grid_origin):
-            self._grid_origin = origin
-            self._actors["grid"].user_matrix = _pose_matrix(np.eye(3), origin)
-
-
-def _fill_polyline(poly: pv.PolyData, points: np.ndarray) -> None:
-    """Move a fixed-size polyline onto ``points`` (newest last), padding with the oldest."""
-    n = poly.n_points
-    points = points[-n:]
-    pts = np.empty((n, 3))
-    pts[: n - len(points)] = points[0]
-    pts[n - len(points):] = points
-    poly.points = pts
+        self._focus = shift_camera(self.plotter, self._focus, c)
+        # the grid keeps under the body (a thrown body stays over a floor)
+        self._grid.follow(c)

@@ -22,8 +22,9 @@ import pyvista as pv
 
 from ..physics.body import Body
 from . import meshes
-from .body_scene import CAMERA_DIRECTION, GRID_DEPTH, GRID_HALF_CELLS, RigidBodyScene, _pose_matrix
-from .style import BACKGROUND, GRID_COLOR
+from .actors import QUIET, FloorGrid, aim_camera, shift_camera
+from .body_scene import CAMERA_DIRECTION, GRID_DEPTH, GRID_HALF_CELLS, RigidBodyScene
+from .style import BACKGROUND
 
 #: centre-to-centre distance of the two bodies, in body radii (arrows reach 2.1 radii)
 SEPARATION = 5.0
@@ -68,12 +69,10 @@ class CompareScene:
         self.plotter = plotter
         self.follow = follow
         # each body scene leaves the camera alone: this class moves it for both
-        self.scenes = tuple(RigidBodyScene(plotter, follow=False, trail=trail, legend=False) for _ in range(2))
+        self.scenes = tuple(RigidBodyScene(plotter, follow=False, trail=trail) for _ in range(2))
         self.offsets = np.zeros((2, 3))
         self.radius = 1.0
-        self._grid = None
-        self._grid_origin = np.zeros(3)
-        self._grid_spacing = 1.0
+        self._grid: FloorGrid | None = None
         self._labels: list = []
         self._focus = np.zeros(3)
         self._view = np.asarray(CAMERA_DIRECTION, dtype=float) / np.linalg.norm(CAMERA_DIRECTION)
@@ -95,12 +94,7 @@ class CompareScene:
         r = self.radius = self.scenes[0].radius
         self._view = self.scenes[0].view
         self.offsets = np.outer([-0.5, 0.5], side_direction(self._view) * SEPARATION * r)
-        add = dict(reset_camera=False, render=False, pickable=False)
-        self._grid_spacing = meshes.nice_spacing(r)
-        self._grid = self.plotter.add_mesh(meshes.floor_grid(self._grid_spacing, 2 * GRID_HALF_CELLS),
-                                           color=GRID_COLOR, line_width=1, lighting=False, **add)
-        self._grid_origin = np.array([0.0, 0.0, center[2] - GRID_DEPTH * r])
-        self._grid.user_matrix = _pose_matrix(np.eye(3), self._grid_origin)
+        self._grid = FloorGrid(self.plotter, meshes.nice_spacing(r), 2 * GRID_HALF_CELLS, GRID_DEPTH * r, center)
         self._labels = [self._add_label(text, color) for text, color in zip(labels, SIDE_COLORS)]
         q0 = np.array([1.0, 0.0, 0.0, 0.0]) if q0 is None else np.asarray(q0, dtype=float)
         self.set_poses([(center, q0, w0, None, None, None)] * 2)
@@ -122,7 +116,7 @@ class CompareScene:
         prop.SetBackgroundColor(pv.Color(BACKGROUND).float_rgb)
         prop.SetBackgroundOpacity(0.65)
         actor.GetPositionCoordinate().SetCoordinateSystemToWorld()
-        self.plotter.add_actor(actor, reset_camera=False, render=False, pickable=False)
+        self.plotter.add_actor(actor, **QUIET)
         return actor
 
     def set_labels(self, labels) -> None:
@@ -143,7 +137,7 @@ class CompareScene:
         """Remove every actor this scene added."""
         for scene in self.scenes:
             scene.clear()
-        for actor in [self._grid, *self._labels]:
+        for actor in [self._grid and self._grid.actor, *self._labels]:
             if actor is not None:
                 self.plotter.remove_actor(actor, render=False)
         self._grid = None
@@ -162,13 +156,8 @@ class CompareScene:
         default direction, far enough back for both bodies, their arrows and labels."""
         center = self._focus if center is None else np.asarray(center, dtype=float)
         d = self._view
-        cam = self.plotter.camera
-        cam.focal_point = tuple(center)
-        cam.position = tuple(center + self.camera_distance() * d)
-        cam.up = (0.0, 0.0, 1.0)
-        cam.view_angle = VIEW_ANGLE
+        aim_camera(self.plotter, center, center + self.camera_distance() * d, (0.0, 0.0, 1.0), VIEW_ANGLE)
         self._focus = center.copy()
-        self.plotter.reset_camera_clipping_range()
 
     # ------------------------------------------------------------------ toggles
 
@@ -206,19 +195,6 @@ class CompareScene:
             self._follow(0.5 * (centres[0] + centres[1]))
 
     def _follow(self, mid: np.ndarray) -> None:
-        delta = mid - self._focus
-        if np.any(delta):
-            cam = self.plotter.camera
-            cam.focal_point = tuple(np.asarray(cam.focal_point) + delta)
-            cam.position = tuple(np.asarray(cam.position) + delta)
-            self._focus = mid.copy()
-            self.plotter.reset_camera_clipping_range()
-        if self._grid is None:
-            return
-        # as in the main view: the grid stays under the pair, moved in whole cells, so its
-        # lines look fixed in the world while the bodies fly
-        origin = np.array([*(np.round(mid[:2] / self._grid_spacing) * self._grid_spacing),
-                           mid[2] - GRID_DEPTH * self.radius])
-        if np.any(origin != self._grid_origin):
-            self._grid_origin = origin
-            self._grid.user_matrix = _pose_matrix(np.eye(3), origin)
+        self._focus = shift_camera(self.plotter, self._focus, mid)
+        if self._grid is not None:  # as in the main view: the grid stays under the pair
+            self._grid.follow(mid)

@@ -13,6 +13,7 @@ import numpy as np
 from ..physics import quaternion as quat
 from ..physics.body import Body
 from . import meshes
+from .actors import QUIET, GhostActors, pose_matrix
 
 #: the ghost is drawn this much larger than the body (a shell around it while they agree)
 GHOST_SCALE = 1.06
@@ -23,64 +24,39 @@ GHOST_COLOR = "#dfe9f5"
 GHOST_AXES_LENGTH = 1.3
 
 
-class GhostBody:
+class GhostBody(GhostActors):
     """Translucent shell, feature edges and axes of ``body``, posed by :meth:`set_pose`.
 
-    Hidden until :meth:`set_visible`. Thread: GUI thread.
+    Hidden until :meth:`set_visible`. Actors (:attr:`actors`): ``shell``, ``edges``, ``axes``.
+    Thread: GUI thread.
     """
 
     def __init__(self, plotter):
-        self.plotter = plotter
-        self._actors: dict = {}
-        self.visible = False
-        self.body: Body | None = None
+        super().__init__(plotter)
         # one translucent shell needs no sorting: plain blending instead of VTK's
         # order-independent transparency, whose extra full-window passes cost several
         # milliseconds per frame in software GL (about 20 -> 13 ms measured for the window)
         plotter.renderer.SetUseOIT(False)
 
-    def set_body(self, body: Body) -> None:
-        """(Re)build the ghost's actors for ``body`` (hidden if the ghost is off)."""
-        self.clear()
-        self.body = body
+    def _add_actors(self, body: Body) -> None:
         mesh = meshes.body_mesh(body)
         radius = float(np.max(np.linalg.norm(np.asarray(mesh.points), axis=1)))
         shell = mesh.copy()
         shell.points = np.asarray(shell.points) * GHOST_SCALE
         edges = shell.extract_feature_edges(feature_angle=35.0, boundary_edges=True, manifold_edges=False,
                                             non_manifold_edges=False)
-        add = dict(reset_camera=False, render=False, pickable=False)
         p = self.plotter
         # unlit: the shell is read by its outline and edges, and shading it under the scene's
         # five lights doubled its cost (CPU per render +4.3 ms lit, +2.0 ms unlit, measured)
-        self._actors["shell"] = p.add_mesh(shell, color=GHOST_COLOR, opacity=GHOST_OPACITY, lighting=False, **add)
+        self._actors["shell"] = p.add_mesh(shell, color=GHOST_COLOR, opacity=GHOST_OPACITY, lighting=False, **QUIET)
         self._actors["edges"] = p.add_mesh(edges, color=GHOST_COLOR, opacity=0.75, line_width=1, lighting=False,
-                                           **add)
+                                           **QUIET)
         self._actors["axes"] = p.add_mesh(meshes.axes_lines(GHOST_AXES_LENGTH * radius), color=GHOST_COLOR,
-                                          line_width=1, lighting=False, **add)
-        self.set_visible(self.visible)
-
-    def clear(self) -> None:
-        for actor in self._actors.values():
-            self.plotter.remove_actor(actor, render=False)
-        self._actors.clear()
-        self.body = None
-
-    def set_visible(self, on: bool) -> None:
-        self.visible = bool(on)
-        for actor in self._actors.values():
-            actor.SetVisibility(self.visible)
-
-    @property
-    def actors(self) -> dict:
-        """Name -> actor (``shell``, ``edges``, ``axes``)."""
-        return dict(self._actors)
+                                          line_width=1, lighting=False, **QUIET)
 
     def set_pose(self, c, q, w_body=None) -> None:
         """Pose at centre of mass ``c`` (world) and orientation ``q`` (body to world);
         ``w_body`` is not needed here (the Poinsot ghost uses it)."""
-        m = np.eye(4)
-        m[:3, :3] = quat.to_matrix(np.asarray(q, dtype=float))
-        m[:3, 3] = np.asarray(c, dtype=float)
+        m = pose_matrix(quat.to_matrix(np.asarray(q, dtype=float)), np.asarray(c, dtype=float))
         for actor in self._actors.values():
             actor.user_matrix = m

@@ -32,7 +32,9 @@ from ..physics import quaternion as quat
 from ..physics.body import Body
 from ..physics.poinsot import PoinsotState, poinsot_state
 from . import meshes
-from .style import AXIS_COLORS, BACKGROUND, BACKGROUND_TOP, GRID_COLOR, L_COLOR, OMEGA_COLOR, TRAIL_COLOR
+from .actors import QUIET, GhostActors, TrailScene, aim_camera, completing_axes, fill_polyline, pose_matrix
+from .ghost import GHOST_COLOR
+from .style import AXIS_COLORS, GRID_COLOR, L_COLOR, OMEGA_COLOR, TRAIL_COLOR
 
 #: points kept in the polhode and herpolhode polylines (history samples, newest last; 30 s
 #: of 10 ms samples thinned by 2: smooth enough, and half the per-frame copying)
@@ -74,8 +76,6 @@ LEGEND = (
     ("polhode (on the ellipsoid, in the body)", POLHODE_COLOR),
     ("herpolhode (on the plane)", HERPOLHODE_COLOR),
 )
-#: the same key in plain ASCII, for VTK's legend (its font has no Greek letters)
-LEGEND_ASCII = tuple((text.replace("ω", "omega").replace("|L|", "L"), color) for text, color in LEGEND)
 
 
 def use_two_lights(plotter) -> None:
@@ -91,26 +91,14 @@ def use_two_lights(plotter) -> None:
 
 
 def _frame_from_z(normal: np.ndarray) -> np.ndarray:
-    """A rotation whose third column is the unit vector ``normal``."""
-    z = normal
-    helper = np.array([1.0, 0.0, 0.0]) if abs(z[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-    x = np.cross(helper, z)
-    x /= np.linalg.norm(x)
-    return np.column_stack([x, np.cross(z, x), z])
+    """A rotation whose third column is the unit vector ``normal``, its first normal to x."""
+    return np.column_stack([*completing_axes(normal, 0), normal])
 
 
 def _frame_from_x(direction: np.ndarray) -> np.ndarray:
     """A rotation whose first column is the unit vector ``direction``."""
     frame = _frame_from_z(direction)
     return np.column_stack([frame[:, 2], frame[:, 0], frame[:, 1]])
-
-
-def _matrix(linear: np.ndarray, offset=None) -> np.ndarray:
-    m = np.eye(4)
-    m[:3, :3] = linear
-    if offset is not None:
-        m[:3, 3] = offset
-    return m
 
 
 def _unit_lat_long(n_meridians: int = 12, n_parallels: int = 7, n: int = 65) -> pv.PolyData:
@@ -148,7 +136,24 @@ def _polar_grid(rings: int = 4, spokes: int = 12, n: int = 97) -> pv.PolyData:
     return pv.PolyData(np.concatenate(pts), lines=np.concatenate(cells))
 
 
-class PoinsotScene:
+class PrincipalFrame:
+    """A body's principal moments and axes (body frame), and the Poinsot construction of a
+    pose in them: the construction scene and its exact ghost are both posed by it."""
+
+    def __init__(self, body: Body):
+        self.moments, self.axes = body.principal()
+        self._q_axes = quat.from_matrix(self.axes)
+
+    def construction(self, q: np.ndarray, w_body: np.ndarray) -> tuple[np.ndarray, PoinsotState, np.ndarray]:
+        """For orientation ``q`` (body to world) and body-frame ``w_body``: the rotation
+        matrix, the construction (:func:`~app.physics.poinsot.poinsot_state`), and the user
+        matrix that makes the unit sphere the energy ellipsoid carried with the body."""
+        R = quat.to_matrix(q)
+        state = poinsot_state(self.moments, quat.multiply(q, self._q_axes), self.axes.T @ w_body)
+        return R, state, pose_matrix(R @ self.axes @ np.diag(state.semi_axes))
+
+
+class PoinsotScene(TrailScene):
     """The rolling ellipsoid, the invariable plane, polhode, herpolhode and contact point.
 
     Same interface as :class:`~app.scene.RigidBodyScene` (``set_body``, ``set_pose``,
@@ -160,26 +165,22 @@ class PoinsotScene:
     :class:`~app.physics.poinsot.PoinsotState` drawn), ``herpolhode`` (n, 3) world points
     and ``polhode`` (n, 3) body-frame points of the traces (oldest first, unpadded).
 
+    Actors (:attr:`actors`): ``ellipsoid``, ``meridians``, ``principal_axes``, ``body``, ``plane``,
+    ``plane_grid``, ``normal``, ``omega``, ``centre``, ``contact``, ``polhode``, ``herpolhode``.
+
     Thread: GUI thread (or the thread owning an off-screen plotter).
     """
 
     legend_rows = LEGEND
+    TRAIL_ACTORS = ("polhode", "herpolhode")
 
-    def __init__(self, plotter, *, follow: bool = False, trail: bool = True, legend: bool = False,
-                 gradient: bool = False):
-        self.plotter = plotter
-        self.follow = bool(follow)
-        self._trail_on = bool(trail)
-        self._legend_on = legend
-        self._actors: dict = {}
-        self.body: Body | None = None
+    def __init__(self, plotter, *, follow: bool = False, trail: bool = True, gradient: bool = False):
+        super().__init__(plotter, follow=follow, trail=trail, gradient=gradient)
         self.construction: PoinsotState | None = None
         self.herpolhode = np.zeros((0, 3))
         self.polhode = np.zeros((0, 3))
         self.scale = 1.0
         self._camera_pending = True
-        self._arrow = meshes.unit_arrow()
-        plotter.set_background(BACKGROUND, top=BACKGROUND_TOP if gradient else None)
         # two translucent surfaces (ellipsoid, plane) that never need exact sorting: plain
         # blending instead of VTK's order-independent transparency, whose extra full-window
         # passes cost more than the whole rest of the frame in software GL (MEASURED.md)
@@ -194,71 +195,56 @@ class PoinsotScene:
         ``reset_camera`` (it needs the direction of L)."""
         self.clear()
         self.body = body
-        self.moments, self.axes = body.principal()
-        self.q_axes = quat.from_matrix(self.axes)
+        self.principal = PrincipalFrame(body)
+        moments = self.principal.moments
         w0 = np.zeros(3) if w0 is None else np.asarray(w0, dtype=float)
         two_t = float(w0 @ body.inertia @ w0)
-        semi = np.sqrt(two_t / self.moments) if two_t > 0 else 1.0 / np.sqrt(self.moments / self.moments.min())
+        semi = np.sqrt(two_t / moments) if two_t > 0 else 1.0 / np.sqrt(moments / moments.min())
         old_scale, self.scale = self.scale, float(semi.max())
         # a new energy changes the ellipsoid's size: frame it again if it would not fit
         reset_camera = reset_camera or not (1 / RESCALE_SLACK < self.scale / old_scale < RESCALE_SLACK)
         p = self.plotter
-        add = dict(reset_camera=False, render=False, pickable=False)
 
         sphere = pv.Sphere(radius=1.0, theta_resolution=48, phi_resolution=28)
         # translucent and unlit: its meridians give it its shape, and lighting a surface this
         # large was a third of the scene's render in software GL (CPU 12.0 -> 7.6 ms without it)
         self._actors["ellipsoid"] = p.add_mesh(sphere, color=ELLIPSOID_COLOR, opacity=ELLIPSOID_OPACITY,
-                                               lighting=False, culling="back", **add)
+                                               lighting=False, culling="back", **QUIET)
         self._actors["meridians"] = p.add_mesh(_unit_lat_long(), color=WIRE_COLOR, line_width=1, lighting=False,
-                                               **add)
+                                               **QUIET)
         axes = np.array([[-1, 0, 0], [1, 0, 0], [0, -1, 0], [0, 1, 0], [0, 0, -1], [0, 0, 1]], float)
         axes_poly = pv.PolyData(axes, lines=np.array([2, 0, 1, 2, 2, 3, 2, 4, 5]))
         # principal axis k drawn in the colour of the body axis it lies along (as in the main view)
-        colours = [AXIS_COLORS[int(np.argmax(np.abs(self.axes[:, k])))] for k in range(3)]
+        colours = [AXIS_COLORS[int(np.argmax(np.abs(self.principal.axes[:, k])))] for k in range(3)]
         axes_poly.cell_data["rgb"] = np.round(np.asarray(colours) * 255).astype(np.uint8)
         self._actors["principal_axes"] = p.add_mesh(axes_poly, scalars="rgb", rgb=True, line_width=2,
-                                                    lighting=False, **add)
+                                                    lighting=False, **QUIET)
         mesh = meshes.body_mesh(body)
         self._body_scale = BODY_FRACTION * self.scale / max(float(np.max(np.linalg.norm(mesh.points, axis=1))), 1e-12)
-        self._actors["body"] = p.add_mesh(mesh, scalars="rgb", rgb=True, ambient=0.3, diffuse=0.7, **add)
+        self._actors["body"] = p.add_mesh(mesh, scalars="rgb", rgb=True, ambient=0.3, diffuse=0.7, **QUIET)
 
         self._actors["plane"] = p.add_mesh(pv.Disc(inner=0.0, outer=1.0, r_res=1, c_res=96), color=PLANE_COLOR,
-                                           lighting=False, **add)
-        self._actors["plane_grid"] = p.add_mesh(_polar_grid(), color=GRID_COLOR, line_width=1, lighting=False, **add)
+                                           lighting=False, **QUIET)
+        self._actors["plane_grid"] = p.add_mesh(_polar_grid(), color=GRID_COLOR, line_width=1, lighting=False, **QUIET)
         self._actors["normal"] = p.add_mesh(pv.Line((0, 0, 0), (0, 0, 1)), color=L_COLOR, line_width=3,
-                                            lighting=False, **add)
-        self._actors["omega"] = p.add_mesh(self._arrow, color=OMEGA_COLOR, ambient=0.35, **add)
+                                            lighting=False, **QUIET)
+        self._actors["omega"] = p.add_mesh(self._arrow, color=OMEGA_COLOR, ambient=0.35, **QUIET)
         self._actors["centre"] = p.add_mesh(pv.Sphere(radius=0.025 * self.scale), color=CENTRE_COLOR,
-                                            lighting=False, **add)
+                                            lighting=False, **QUIET)
         self._actors["contact"] = p.add_mesh(pv.Sphere(radius=0.045 * self.scale, theta_resolution=16,
-                                                       phi_resolution=12), color=OMEGA_COLOR, lighting=False, **add)
+                                                       phi_resolution=12), color=OMEGA_COLOR, lighting=False, **QUIET)
         self._polhode_line = meshes.polyline(TRACE_POINTS)
         self._herpolhode_line = meshes.polyline(TRACE_POINTS)
         self._actors["polhode"] = p.add_mesh(self._polhode_line, color=POLHODE_COLOR, line_width=2,
-                                             lighting=False, **add)
+                                             lighting=False, **QUIET)
         self._actors["herpolhode"] = p.add_mesh(self._herpolhode_line, color=HERPOLHODE_COLOR, line_width=2,
-                                                lighting=False, **add)
+                                                lighting=False, **QUIET)
         for name in ("polhode", "herpolhode"):
             self._actors[name].SetVisibility(self._trail_on)
-        if self._legend_on:
-            labels = [[text, color] for text, color in LEGEND_ASCII]
-            self._actors["legend"] = p.add_legend(labels, bcolor=BACKGROUND, border=False, size=(0.5, 0.25),
-                                                  loc="upper left", face="rectangle", background_opacity=0.6)
         self._camera_pending = self._camera_pending or reset_camera
         self.construction = None
         self.herpolhode = np.zeros((0, 3))
         self.polhode = np.zeros((0, 3))
-
-    def clear(self) -> None:
-        """Remove every actor this scene added."""
-        for name, actor in list(self._actors.items()):
-            if name == "legend":
-                self.plotter.remove_legend(render=False)
-            else:
-                self.plotter.remove_actor(actor, render=False)
-        self._actors.clear()
-        self.body = None
 
     def reset_camera(self, center=None) -> None:
         """Look at the construction from beside the plane, slightly above it (``center`` is
@@ -275,34 +261,10 @@ class PoinsotScene:
         # the plane is drawn as a floor: "up" points from the plane back to the centre (-n)
         direction = np.cos(el) * side - np.sin(el) * n
         focus = 0.45 * d * n
-        cam = self.plotter.camera
-        cam.focal_point = tuple(focus)
-        cam.position = tuple(focus + CAMERA_DISTANCE * self.scale * direction)
-        cam.up = tuple(-n)
-        cam.view_angle = 30.0
-        self.plotter.reset_camera_clipping_range()
+        aim_camera(self.plotter, focus, focus + CAMERA_DISTANCE * self.scale * direction, -n, 30.0)
         self._camera_pending = False
 
     # ------------------------------------------------------------------ toggles
-
-    def set_follow(self, on: bool) -> None:
-        self.follow = bool(on)  # nothing to follow: the centre is fixed
-
-    def set_trail_visible(self, on: bool) -> None:
-        self._trail_on = bool(on)
-        for name in ("polhode", "herpolhode"):
-            if name in self._actors:
-                self._actors[name].SetVisibility(self._trail_on)
-
-    @property
-    def trail_visible(self) -> bool:
-        return self._trail_on
-
-    @property
-    def actors(self) -> dict:
-        """Name -> actor (``ellipsoid``, ``meridians``, ``principal_axes``, ``body``, ``plane``,
-        ``plane_grid``, ``normal``, ``omega``, ``centre``, ``contact``, ``polhode``, ``herpolhode``)."""
-        return dict(self._actors)
 
     # ------------------------------------------------------------------ each frame
 
@@ -317,93 +279,56 @@ class PoinsotScene:
         w = np.asarray(w_body, dtype=float)
         if not np.any(w):
             return
-        R = quat.to_matrix(q)
-        state = poinsot_state(self.moments, quat.multiply(q, self.q_axes), self.axes.T @ w)
+        R, state, ellipsoid = self.principal.construction(q, w)
         self.construction = state
-        ellipsoid = _matrix(R @ self.axes @ np.diag(state.semi_axes))
         for name in ("ellipsoid", "meridians", "principal_axes"):
             self._actors[name].user_matrix = ellipsoid
-        self._actors["body"].user_matrix = _matrix(R * self._body_scale)
+        self._actors["body"].user_matrix = pose_matrix(R * self._body_scale)
         n, d = state.plane_normal, state.plane_distance
         reach = PLANE_REACH * float(state.semi_axes.max())
-        plane = _matrix(_frame_from_z(n) * reach, d * n)
+        plane = pose_matrix(_frame_from_z(n) * reach, d * n)
         self._actors["plane"].user_matrix = plane
         self._actors["plane_grid"].user_matrix = plane
-        self._actors["normal"].user_matrix = _matrix(_frame_from_z(n) * d)
+        self._actors["normal"].user_matrix = pose_matrix(_frame_from_z(n) * d)
         contact = state.contact_world
-        self._actors["contact"].user_matrix = _matrix(np.eye(3), contact)
+        self._actors["contact"].user_matrix = pose_matrix(offset=contact)
         length = float(np.linalg.norm(contact))
-        self._actors["omega"].user_matrix = _matrix(_frame_from_x(contact / length) * length)
+        self._actors["omega"].user_matrix = pose_matrix(_frame_from_x(contact / length) * length)
         if trail_q is not None and trail_w is not None and len(trail_q):
             tq = np.asarray(trail_q, dtype=float)[-TRACE_POINTS:]
             tw = np.asarray(trail_w, dtype=float)[-TRACE_POINTS:]
             self.polhode = tw
             self.herpolhode = quat.rotate(tq, tw)
             if self._trail_on:
-                _fill(self._polhode_line, tw)
-                _fill(self._herpolhode_line, self.herpolhode)
-        self._actors["polhode"].user_matrix = _matrix(R * POLHODE_LIFT)
+                fill_polyline(self._polhode_line, tw)
+                fill_polyline(self._herpolhode_line, self.herpolhode)
+        self._actors["polhode"].user_matrix = pose_matrix(R * POLHODE_LIFT)
         if self._camera_pending:
             self.reset_camera()
 
 
-def _fill(poly: pv.PolyData, points: np.ndarray) -> None:
-    """Move a fixed-size polyline onto ``points`` (newest last), padding with the oldest."""
-    n = poly.n_points
-    points = points[-n:]
-    pts = np.empty((n, 3))
-    pts[: n - len(points)] = points[0]
-    pts[n - len(points):] = points
-    poly.points = pts
-
-
-class PoinsotGhost:
+class PoinsotGhost(GhostActors):
     """The exact ghost in the Poinsot construction: the ellipsoid's meridians and the
     contact point where the closed-form solution has them (same interface as
     :class:`~app.scene.ghost.GhostBody`). While the integrator is accurate they lie on the
     simulated ones; a drifting integrator's ellipsoid rolls away from them.
+    Actors (:attr:`actors`): ``meridians``, ``contact``.
 
     Thread: GUI thread.
     """
 
     def __init__(self, plotter):
-        self.plotter = plotter
-        self._actors: dict = {}
-        self.visible = False
-        self.body: Body | None = None
+        super().__init__(plotter)
         self.construction: PoinsotState | None = None
 
-    def set_body(self, body: Body) -> None:
-        from .ghost import GHOST_COLOR
-
-        self.clear()
-        self.body = body
-        self.moments, self.axes = body.principal()
-        self.q_axes = quat.from_matrix(self.axes)
-        add = dict(reset_camera=False, render=False, pickable=False)
+    def _add_actors(self, body: Body) -> None:
+        self.principal = PrincipalFrame(body)
         p = self.plotter
         self._actors["meridians"] = p.add_mesh(_unit_lat_long(), color=GHOST_COLOR, line_width=1,
-                                               lighting=False, **add)
+                                               lighting=False, **QUIET)
         self._actors["contact"] = p.add_mesh(pv.Sphere(radius=1.0, theta_resolution=16, phi_resolution=12),
                                              color=GHOST_COLOR, style="wireframe", line_width=1, lighting=False,
-                                             **add)
-        self.set_visible(self.visible)
-
-    def clear(self) -> None:
-        for actor in self._actors.values():
-            self.plotter.remove_actor(actor, render=False)
-        self._actors.clear()
-        self.body = None
-
-    def set_visible(self, on: bool) -> None:
-        self.visible = bool(on)
-        for actor in self._actors.values():
-            actor.SetVisibility(self.visible)
-
-    @property
-    def actors(self) -> dict:
-        """Name -> actor (``meridians``, ``contact``)."""
-        return dict(self._actors)
+                                             **QUIET)
 
     def set_pose(self, c, q, w_body=None) -> None:
         """Pose for the exact orientation ``q`` and body-frame ``w_body`` (``c`` unused: the
@@ -412,9 +337,8 @@ class PoinsotGhost:
             return
         q = np.asarray(q, dtype=float)
         w = np.asarray(w_body, dtype=float)
-        R = quat.to_matrix(q)
-        state = poinsot_state(self.moments, quat.multiply(q, self.q_axes), self.axes.T @ w)
+        _, state, ellipsoid = self.principal.construction(q, w)
         self.construction = state
-        self._actors["meridians"].user_matrix = _matrix(R @ self.axes @ np.diag(state.semi_axes))
-        self._actors["contact"].user_matrix = _matrix(np.eye(3) * 0.07 * float(state.semi_axes.max()),
+        self._actors["meridians"].user_matrix = ellipsoid
+        self._actors["contact"].user_matrix = pose_matrix(np.eye(3) * 0.07 * float(state.semi_axes.max()),
                                                       state.contact_world)

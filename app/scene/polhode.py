@@ -13,6 +13,7 @@ import pyvista as pv
 
 from ..physics.body import Body
 from . import meshes
+from .actors import QUIET, SceneActors, aim_camera, fill_polyline, pose_matrix
 from .style import AXIS_COLORS, BACKGROUND, BACKGROUND_TOP, OMEGA_COLOR, TEXT_COLOR, TRAIL_COLOR, use_font_file
 
 #: points kept in the polhode polyline (history samples, newest last)
@@ -33,7 +34,7 @@ FAMILY_LIFT = 1.006
 DEGENERATE_MOMENTS = 1e-9
 
 
-class PolhodeScene:
+class PolhodeScene(SceneActors):
     """Energy ellipsoid, body axes and the omega curve, built into any pyvista plotter.
 
     With ``family``, also the family of polhodes on the energy ellipsoid
@@ -45,18 +46,11 @@ class PolhodeScene:
     """
 
     def __init__(self, plotter, gradient: bool = False, family: bool = False):
-        self.plotter = plotter
+        super().__init__(plotter)
         self.family = bool(family)
         self.separatrix_curves: list = []
-        self._actors: dict = {}
         self._curve = meshes.polyline(POLHODE_POINTS)
         plotter.set_background(BACKGROUND, top=BACKGROUND_TOP if gradient else None)
-
-    def clear(self) -> None:
-        """Remove every actor this scene added."""
-        for actor in self._actors.values():
-            self.plotter.remove_actor(actor, render=False)
-        self._actors.clear()
 
     def set_body(self, body: Body, w0) -> None:
         """Rebuild for ``body`` at the energy of the body-frame angular velocity ``w0``."""
@@ -67,29 +61,28 @@ class PolhodeScene:
         moments, axes = body.principal()
         semi = np.sqrt(two_T / moments) if two_T > 0 else np.ones(3)
         self.scale = float(semi.max())
-        add = dict(reset_camera=False, render=False, pickable=False)
         ell = pv.Sphere(radius=1.0, theta_resolution=40, phi_resolution=20)
         ell.points = (np.asarray(ell.points) * semi) @ axes.T
         # with the family drawn, a denser surface dims the curves on the far side
         self._actors["ellipsoid"] = self.plotter.add_mesh(ell, color="#8aa0b8", opacity=0.45 if self.family else 0.18,
-                                                          smooth_shading=True, specular=0.0, **add)
+                                                          smooth_shading=True, specular=0.0, **QUIET)
         if self.family and two_T > 0:
-            self._add_family(moments, axes, two_T, add)
+            self._add_family(moments, axes, two_T)
         else:
             wire = _lat_long_grid(semi, axes)
             self._actors["wire"] = self.plotter.add_mesh(wire, style="wireframe", color="#5b6b80", line_width=1,
-                                                         lighting=False, **add)
+                                                         lighting=False, **QUIET)
         reach = AXES_REACH * self.scale
         for k in range(3):
             line = pv.Line(-reach * np.eye(3)[k], reach * np.eye(3)[k])
             self._actors[f"axis{k}"] = self.plotter.add_mesh(line, color=AXIS_COLORS[k], line_width=2,
-                                                             lighting=False, **add)
+                                                             lighting=False, **QUIET)
         self._curve.points[:] = w0
         self._curve.points = self._curve.points
         self._actors["curve"] = self.plotter.add_mesh(self._curve, color=TRAIL_COLOR, line_width=2,
-                                                      lighting=False, **add)
+                                                      lighting=False, **QUIET)
         dot = pv.Sphere(radius=0.045 * self.scale, theta_resolution=12, phi_resolution=8)
-        self._actors["omega"] = self.plotter.add_mesh(dot, color=OMEGA_COLOR, lighting=False, **add)
+        self._actors["omega"] = self.plotter.add_mesh(dot, color=OMEGA_COLOR, lighting=False, **QUIET)
         self.title = title = ("polhodes on the energy ellipsoid (body axes):\nseparatrices red, ω the orange dot"
                               if self.family else "polhode: ω on the energy ellipsoid (body axes)")
         label = self.plotter.add_text(title, position="upper_left", font_size=11, color=TEXT_COLOR)
@@ -98,7 +91,7 @@ class PolhodeScene:
         self.set_omega(w0)
         self.reset_camera()
 
-    def _add_family(self, moments, axes, two_T: float, add: dict) -> None:
+    def _add_family(self, moments, axes, two_T: float) -> None:
         """The family of polhodes and the separatrices (principal axes -> body axes)."""
         from ..physics.poinsot import polhode_family, separatrices
 
@@ -114,10 +107,10 @@ class PolhodeScene:
         # drawn a little outside the surface, so that the translucent surface does not cover them
         if curves:
             self._actors["family"] = self.plotter.add_mesh(_lines(curves, FAMILY_LIFT), color=FAMILY_COLOR,
-                                                           line_width=1, lighting=False, **add)
+                                                           line_width=1, lighting=False, **QUIET)
         self._actors["separatrices"] = self.plotter.add_mesh(_lines(self.separatrix_curves, FAMILY_LIFT),
                                                              color=SEPARATRIX_COLOR, line_width=3, lighting=False,
-                                                             **add)
+                                                             **QUIET)
 
     def set_label_visible(self, on: bool) -> None:
         """Show or hide the title (an export draws its own, sized to the frame)."""
@@ -127,25 +120,13 @@ class PolhodeScene:
     def reset_camera(self) -> None:
         d = np.asarray(CAMERA_DIRECTION, dtype=float)
         d /= np.linalg.norm(d)
-        cam = self.plotter.camera
-        cam.focal_point = (0.0, 0.0, 0.0)
-        cam.position = tuple(4.2 * self.scale * d)
-        cam.up = (0.0, 0.0, 1.0)
-        cam.view_angle = 30.0
-        self.plotter.reset_camera_clipping_range()
+        aim_camera(self.plotter, (0.0, 0.0, 0.0), 4.2 * self.scale * d, (0.0, 0.0, 1.0), 30.0)
 
     def set_omega(self, w_body, history=None) -> None:
         """Move the omega dot to ``w_body``; ``history`` (n, 3), oldest first, is the curve."""
-        m = np.eye(4)
-        m[:3, 3] = np.asarray(w_body, dtype=float)
-        self._actors["omega"].user_matrix = m
+        self._actors["omega"].user_matrix = pose_matrix(offset=np.asarray(w_body, dtype=float))
         if history is not None and len(history):
-            h = np.asarray(history, dtype=float)[-POLHODE_POINTS:]
-            pts = self._curve.points
-            if len(h) < POLHODE_POINTS:
-                pts[: POLHODE_POINTS - len(h)] = h[0]
-            pts[POLHODE_POINTS - len(h):] = h
-            self._curve.points = pts
+            fill_polyline(self._curve, np.asarray(history, dtype=float))
 
 
 def _lines(curves, scale: float = 1.0) -> pv.PolyData:
