@@ -5,14 +5,16 @@ Data flow (one QTimer parented to the window, GUI thread)::
     SimulationWorker(s) (threads) --latest()-->  _on_frame (every display frame)
         ├── _before_pose(snaps)        the view's own bookkeeping (a new run, a background job)
         ├── new scenario(s)? -> _show_scenarios(snaps)
-        ├── new snapshot(s)? -> _pose_scenes(snaps) -> scene widget update() (one render)
+        ├── new snapshot(s)? -> _pose_scenes(snaps): view.pose(workers, t, panes) -> update() (one render)
+        │                       (a pane with a refresh period, PaneSpec.refresh_s, only at that period)
         ├── plot period?     -> _refresh_plots(snaps)                     (PLOT_INTERVAL_S)
         ├── new error?       -> error label, simulation_failed           (when error_serial changes)
         └── status period?   -> fps, Play/Pause, _refresh_status(snaps)   (STATUS_INTERVAL_S)
 
-A view's window subclasses :class:`ViewWindow`, builds its widgets in :meth:`_build_view`
-(its scenes in :meth:`_build_scenes`) and poses them in :meth:`_pose_scenes`; commands go
-to every worker as method calls (queued, applied at step boundaries).
+A view's window subclasses :class:`ViewWindow` and builds its widgets in :meth:`_build_view`,
+handing its 3D panes to :meth:`build_view_scene`: the registered view (app.views) builds and
+poses its scenes there, with the same calls the export makes, so the two cannot drift apart.
+Commands go to every worker as method calls (queued, applied at step boundaries).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from pyvistaqt import QtInteractor
 from ..physics.errors import ParameterError
 from ..scenario import Scenario, load, preset_names
 from ..simulation import MAX_SPEED, MIN_SPEED, SimulationWorker
+from ..views import get_view, view_names
 from . import settings as keys
 from .file_dialogs import open_path, save_path
 from .heap import return_large_blocks
@@ -64,11 +67,8 @@ class ViewEntry:
 
 
 def registered_views() -> tuple[ViewEntry, ...]:
-    """Every registered view, in menu order: the one place the shell reads the registry."""
-    from .views import resolve_view, view_names
-
-    return tuple(ViewEntry(name, info.description, info.target)
-                 for name, info in ((n, resolve_view(n)) for n in view_names()))
+    """Every registered view (app.views), in menu order: the one place the shell reads the registry."""
+    return tuple(ViewEntry(spec.name, spec.description, spec.window) for spec in map(get_view, view_names()))
 
 
 def window_class(entry: ViewEntry):
@@ -139,6 +139,12 @@ class ViewWindow(QMainWindow):
         self._closing = False
         self._frame_failed = False
         self.gl_views: list = []
+        #: the registered view this window hosts, its ViewScene (:meth:`build_view_scene`),
+        #: the simulated time drawn last, and when each pane with a refresh period was posed
+        self.spec = get_view(self.VIEW)
+        self.view = None
+        self.drawn_time = 0.0
+        self._pane_posed_at: dict = {}
         stored = keys.open_settings()
         self.setWindowTitle(self.VIEW_TITLE)
         self.resize(*DEFAULT_SIZE)
@@ -183,11 +189,16 @@ class ViewWindow(QMainWindow):
     # ------------------------------------------------------------------ a view's hooks
 
     def _runs(self, scenario: Scenario) -> tuple:
-        """The scenarios the workers run (one per worker)."""
-        return (scenario,)
+        """The scenarios the workers run (one per worker): the view's runs."""
+        return tuple(self.spec.runs(scenario, self.view_options()))
+
+    def view_options(self) -> dict:
+        """The view's own options (its ``ViewSpec.options`` keys) for what runs now."""
+        return {}
 
     def _build_view(self, stored) -> None:
-        """The view's own widgets: at least ``self.scene_view`` and ``self.scene``."""
+        """The view's own widgets: at least ``self.scene_view``, its 3D panes handed to
+        :meth:`build_view_scene`."""
         raise NotImplementedError
 
     def _build_view_toolbars(self, stored) -> None:
@@ -208,11 +219,15 @@ class ViewWindow(QMainWindow):
         """Each frame, before the scenes are posed."""
 
     def _show_scenarios(self, snaps) -> None:
-        """A worker runs a new scenario: rebuild what depends on it."""
+        """A worker runs a new scenario: rebuild what depends on it (:meth:`show_view` the scenes)."""
+        self.show_view(snaps)
 
-    def _pose_scenes(self, snaps) -> bool:
-        """Pose the scenes for ``snaps`` (one drawn frame); False: nothing to render yet."""
-        raise NotImplementedError
+    def _pane_posed(self, name: str) -> None:
+        """The pane ``name``, posed at its own period, was posed: draw it (a 3D pane is
+        rendered; a 2D pane, such as the stability map's track, is the window's to draw)."""
+        view = self.pane_views.get(name)
+        if view is not None and view is not self.scene_view:
+            view.update()
 
     def _refresh_plots(self, snaps) -> None:
         """At the plot period."""
@@ -236,10 +251,6 @@ class ViewWindow(QMainWindow):
         """(the scenario running now, its preset name or None): what another view opens on."""
         return self.base, self.preset
 
-    def export_request(self) -> tuple:
-        """(scenario, ``tumble export`` arguments choosing this view, the view's name)."""
-        return self.current_scenario()[0], (), None
-
     def load_scenario(self, scenario: Scenario, preset: str | None = None, source: str | None = None) -> None:
         """Run ``scenario`` (already validated) in this view."""
         raise NotImplementedError
@@ -260,6 +271,59 @@ class ViewWindow(QMainWindow):
         self.splitter.setStretchFactor(1, 2)
         self.splitter.setSizes(list(sizes))
         self.setCentralWidget(self.splitter)
+
+    def build_view_scene(self, panes: dict, stored) -> None:
+        """Build the registered view on ``panes`` (pane name -> this window's QtInteractor),
+        as the export builds it on its off-screen plotters; follow and trail as stored.
+        ``self.scene`` is its first pane's scene."""
+        self.pane_views = dict(panes)
+        runs = tuple(w.latest().scenario for w in self.workers)
+        self.view = self.spec.build(self.pane_views, runs, self.view_options(), None)
+        self.view.set_follow(self.setting(stored, "follow", True, bool))
+        self.view.set_trail_visible(self.setting(stored, "trail", True, bool))
+        self.scene = self.view.scenes[self.spec.panes[0].name]
+        self._every_frame = tuple(p.name for p in self.spec.panes if p.refresh_s <= 0)
+        self._periodic = tuple((p.name, p.refresh_s) for p in self.spec.panes
+                               if p.refresh_s > 0 and (p.name in panes or p.kind != "3d"))
+        self._pane_posed_at = {name: 0.0 for name, _ in self._periodic}
+        self._pane_time: dict = {}  # the simulated time each of them shows
+
+    def show_view(self, snaps, reset_camera: bool = True) -> None:
+        """Show the runs of ``snaps`` in the view (rebuilt only for scenarios it does not
+        show yet); every pane is posed on the next frame."""
+        runs = tuple(s.scenario for s in snaps)
+        if any(a is not b for a, b in zip(self.view.scenarios, runs)):
+            self.view.show(runs, reset_camera)
+        self.drawn_serials = ()
+        self._pane_posed_at = dict.fromkeys(self._pane_posed_at, 0.0)
+
+    def _pose_scenes(self, snaps) -> bool:
+        """Pose the view for one drawn frame at one simulated time, the earliest of the
+        workers' latest: the panes posed every frame, and those with a refresh period
+        (``PaneSpec.refresh_s``) when it has passed. False: nothing to render yet."""
+        t = min(s.t for s in snaps)
+        now = time.perf_counter()
+        due = tuple(name for name, period in self._periodic if now - self._pane_posed_at[name] >= period)
+        if self.view.pose(self.workers, t, panes=self._every_frame + due) is False:
+            return False
+        self.drawn_time = t
+        self._panes_posed(due, t, now)
+        return True
+
+    def _catch_up_panes(self) -> None:
+        """No news (paused): a pane with a refresh period that still shows an earlier time
+        than the frame drawn is posed at it, once its period has passed."""
+        now = time.perf_counter()
+        due = tuple(name for name, period in self._periodic
+                    if self._pane_time.get(name) != self.drawn_time and now - self._pane_posed_at[name] >= period)
+        if due and self.view.pose(self.workers, self.drawn_time, panes=due) is not False:
+            self._panes_posed(due, self.drawn_time, now)
+
+    def _panes_posed(self, names, t: float, now: float) -> None:
+        for name in names:
+            self._pane_posed_at[name] = now
+            self._pane_time[name] = t
+            self._pane_posed(name)
 
     def gl_view(self, min_width: int, min_height: int) -> QtInteractor:
         """A 3D view of this window, closed with it."""
@@ -309,11 +373,11 @@ class ViewWindow(QMainWindow):
         tb.addSeparator()
         self.follow_box = QCheckBox("follow", self)  # a child: shown in the toolbar or not at all
         self.follow_box.setToolTip(tips["follow"])
-        self.follow_box.setChecked(self.scene.follow)
-        self.follow_box.toggled.connect(self.scene.set_follow)
+        self.follow_box.setChecked(self.view.follow)
+        self.follow_box.toggled.connect(self.view.set_follow)
         self.trail_box = QCheckBox("trail", self)
         self.trail_box.setToolTip(tips["trail"])
-        self.trail_box.setChecked(self.scene.trail_visible)
+        self.trail_box.setChecked(self.view.trail_visible)
         self.trail_box.toggled.connect(self._trail_toggled)
         for name, box in (("follow", self.follow_box), ("trail", self.trail_box)):
             if name in self.TOGGLES:
@@ -413,13 +477,13 @@ class ViewWindow(QMainWindow):
             w.set_repeat(on)
 
     def _trail_toggled(self, on: bool) -> None:
-        self.scene.set_trail_visible(on)
+        self.view.set_trail_visible(on)
         self.drawn_serials = ()
 
     def _reset_camera(self) -> None:
         if self._closing:  # a deferred call (compare's first frame) after the GL view closed
             return
-        self.scene.reset_camera(np.mean([w.latest().state.c for w in self.workers], axis=0))
+        self.view.reset_camera(np.mean([w.latest().state.c for w in self.workers], axis=0))
         self.scene_view.update()
 
     def load_preset(self, name: str) -> None:
@@ -440,8 +504,8 @@ class ViewWindow(QMainWindow):
         """File > Export animation...: the export dialog for the scenario running now."""
         from .export_dialog import ExportDialog
 
-        scenario, args, name = self.export_request()
-        return ExportDialog.open_for(self, scenario, self.statusBar(), view_args=args, view_name=name)
+        return ExportDialog.open_for(self, self.current_scenario()[0], self.statusBar(), view=self.VIEW,
+                                     options=self.view_options())
 
     def save_dialog(self, title: str, default: str, filters: str, write, failed: str, saved: str) -> None:
         """Ask where to save, then ``write(path)``: a failure in a message box titled
@@ -529,6 +593,8 @@ class ViewWindow(QMainWindow):
             self.drawn_serials = serials
             if self._pose_scenes(snaps) is not False:
                 self.scene_view.update()
+        elif self._periodic:
+            self._catch_up_panes()
         if now - self._last_plot >= PLOT_INTERVAL_S:
             self._last_plot = now
             self._refresh_plots(snaps)
