@@ -310,6 +310,12 @@ class ViewWindow(QMainWindow):
         self._panes_posed(due, t, now)
         return True
 
+    @property
+    def posed_times(self) -> dict:
+        """The simulated time each pane of the view shows (pane name -> t; None: not yet)."""
+        return {**dict.fromkeys(self._every_frame, self.drawn_time),
+                **{name: self._pane_time.get(name) for name, _ in self._periodic}}
+
     def _catch_up_panes(self) -> None:
         """No news (paused): a pane with a refresh period that still shows an earlier time
         than the frame drawn is posed at it, once its period has passed."""
