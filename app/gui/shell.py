@@ -5,8 +5,7 @@ Data flow (one QTimer parented to the window, GUI thread)::
     SimulationWorker(s) (threads) --latest()-->  _on_frame (every display frame)
         ├── _before_pose(snaps)        the view's own bookkeeping (a new run, a background job)
         ├── new scenario(s)? -> _show_scenarios(snaps)
-        ├── new snapshot(s)? -> _pose_scenes(snaps): view.pose(workers, t, panes) -> update() (one render)
-        │                       (a pane with a refresh period, PaneSpec.refresh_s, only at that period)
+        ├── new snapshot(s)? -> _pose_scenes: view.pose(workers, t), slow panes at their period -> one render
         ├── plot period?     -> _refresh_plots(snaps)                     (PLOT_INTERVAL_S)
         ├── new error?       -> error label, simulation_failed           (when error_serial changes)
         └── status period?   -> fps, Play/Pause, _refresh_status(snaps)   (STATUS_INTERVAL_S)
@@ -19,10 +18,8 @@ Commands go to every worker as method calls (queued, applied at step boundaries)
 
 from __future__ import annotations
 
-import importlib
 import time
 import traceback
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -35,11 +32,14 @@ from ..scenario import Scenario, load, preset_names
 from ..simulation import MAX_SPEED, MIN_SPEED, SimulationWorker
 from ..views import get_view, view_names
 from . import settings as keys
-from .file_dialogs import open_path, save_path
+from .file_dialogs import open_path, save_with_dialog
 from .heap import return_large_blocks
+from .live_view import LivePanes
 from .help_dialogs import about_box, shortcuts_dialog
 from .theme import configure_pyqtgraph
-from .window_parts import CameraFitter, RepeatToggle, SpeedControl, add_action, add_status_labels, save_window_png
+from .views import view_factory
+from .window_parts import (CameraFitter, RepeatToggle, SpeedControl, add_action, add_status_labels, keep_open,
+                           save_window_png)
 
 #: display frame timer period (ms): ~60 Hz requested; the scene renders only on news
 FRAME_INTERVAL_MS = 16
@@ -55,37 +55,6 @@ WORKER_START_FALLBACK_MS = 3000
 STATUS_MESSAGE_MS = 8000
 #: default window size (px)
 DEFAULT_SIZE = (1440, 900)
-
-
-@dataclass(frozen=True)
-class ViewEntry:
-    """A registered view as the View menu shows it."""
-
-    name: str
-    description: str
-    window: str  # "package.module:Class" of its Qt window
-
-
-def registered_views() -> tuple[ViewEntry, ...]:
-    """Every registered view (app.views), in menu order: the one place the shell reads the registry."""
-    return tuple(ViewEntry(spec.name, spec.description, spec.window) for spec in map(get_view, view_names()))
-
-
-def window_class(entry: ViewEntry):
-    """Import the Qt window class of a registered view."""
-    module, _, attr = entry.window.partition(":")
-    return getattr(importlib.import_module(module), attr)
-
-
-#: windows a view switch opened, kept alive until closed (each deletes itself on close)
-_switched: list = []
-
-
-def keep_open(window) -> None:
-    """Keep a parentless ``window`` alive until it is closed, then let Qt delete it."""
-    window.setAttribute(Qt.WA_DeleteOnClose)
-    _switched.append(window)
-    window.destroyed.connect(lambda *_a, w=window: _switched.remove(w) if w in _switched else None)
 
 
 class ViewWindow(QMainWindow):
@@ -139,12 +108,7 @@ class ViewWindow(QMainWindow):
         self._closing = False
         self._frame_failed = False
         self.gl_views: list = []
-        #: the registered view this window hosts, its ViewScene (:meth:`build_view_scene`),
-        #: the simulated time drawn last, and when each pane with a refresh period was posed
-        self.spec = get_view(self.VIEW)
-        self.view = None
-        self.drawn_time = 0.0
-        self._pane_posed_at: dict = {}
+        self.spec = get_view(self.VIEW)  # the registered view; its ViewScene: build_view_scene
         stored = keys.open_settings()
         self.setWindowTitle(self.VIEW_TITLE)
         self.resize(*DEFAULT_SIZE)
@@ -225,7 +189,7 @@ class ViewWindow(QMainWindow):
     def _pane_posed(self, name: str) -> None:
         """The pane ``name``, posed at its own period, was posed: draw it (a 3D pane is
         rendered; a 2D pane, such as the stability map's track, is the window's to draw)."""
-        view = self.pane_views.get(name)
+        view = self.panes.widgets.get(name)
         if view is not None and view is not self.scene_view:
             view.update()
 
@@ -273,63 +237,42 @@ class ViewWindow(QMainWindow):
         self.setCentralWidget(self.splitter)
 
     def build_view_scene(self, panes: dict, stored) -> None:
-        """Build the registered view on ``panes`` (pane name -> this window's QtInteractor),
-        as the export builds it on its off-screen plotters; follow and trail as stored.
-        ``self.scene`` is its first pane's scene."""
-        self.pane_views = dict(panes)
+        """Build the registered view on ``panes`` (pane name -> this window's QtInteractor)
+        as the export builds it off screen; follow and trail as stored. ``self.scene`` is
+        its first pane's scene."""
         runs = tuple(w.latest().scenario for w in self.workers)
-        self.view = self.spec.build(self.pane_views, runs, self.view_options(), None)
+        self.view = self.spec.build(dict(panes), runs, self.view_options(), None)
         self.view.set_follow(self.setting(stored, "follow", True, bool))
         self.view.set_trail_visible(self.setting(stored, "trail", True, bool))
         self.scene = self.view.scenes[self.spec.panes[0].name]
-        self._every_frame = tuple(p.name for p in self.spec.panes if p.refresh_s <= 0)
-        self._periodic = tuple((p.name, p.refresh_s) for p in self.spec.panes
-                               if p.refresh_s > 0 and (p.name in panes or p.kind != "3d"))
-        self._pane_posed_at = {name: 0.0 for name, _ in self._periodic}
-        self._pane_time: dict = {}  # the simulated time each of them shows
+        self.panes = LivePanes(self.spec, self.view, panes)
 
     def show_view(self, snaps, reset_camera: bool = True) -> None:
-        """Show the runs of ``snaps`` in the view (rebuilt only for scenarios it does not
-        show yet); every pane is posed on the next frame."""
+        """Show the runs of ``snaps`` (the view rebuilt only for scenarios it does not show
+        yet); every pane is posed on the next frame."""
         runs = tuple(s.scenario for s in snaps)
         if any(a is not b for a, b in zip(self.view.scenarios, runs)):
             self.view.show(runs, reset_camera)
         self.drawn_serials = ()
-        self._pane_posed_at = dict.fromkeys(self._pane_posed_at, 0.0)
+        self.panes.restart()
 
     def _pose_scenes(self, snaps) -> bool:
-        """Pose the view for one drawn frame at one simulated time, the earliest of the
-        workers' latest: the panes posed every frame, and those with a refresh period
-        (``PaneSpec.refresh_s``) when it has passed. False: nothing to render yet."""
-        t = min(s.t for s in snaps)
-        now = time.perf_counter()
-        due = tuple(name for name, period in self._periodic if now - self._pane_posed_at[name] >= period)
-        if self.view.pose(self.workers, t, panes=self._every_frame + due) is False:
-            return False
-        self.drawn_time = t
-        self._panes_posed(due, t, now)
-        return True
+        """Pose the view at one simulated time, the earliest of the workers' latest (each
+        pane at its refresh period). False: nothing to render yet."""
+        posed = self.panes.pose(self.workers, min(s.t for s in snaps), time.perf_counter())
+        for name in posed or ():
+            self._pane_posed(name)
+        return posed is not None
+
+    @property
+    def drawn_time(self) -> float:
+        """Simulated time of the frame drawn last."""
+        return self.panes.drawn_time
 
     @property
     def posed_times(self) -> dict:
         """The simulated time each pane of the view shows (pane name -> t; None: not yet)."""
-        return {**dict.fromkeys(self._every_frame, self.drawn_time),
-                **{name: self._pane_time.get(name) for name, _ in self._periodic}}
-
-    def _catch_up_panes(self) -> None:
-        """No news (paused): a pane with a refresh period that still shows an earlier time
-        than the frame drawn is posed at it, once its period has passed."""
-        now = time.perf_counter()
-        due = tuple(name for name, period in self._periodic
-                    if self._pane_time.get(name) != self.drawn_time and now - self._pane_posed_at[name] >= period)
-        if due and self.view.pose(self.workers, self.drawn_time, panes=due) is not False:
-            self._panes_posed(due, self.drawn_time, now)
-
-    def _panes_posed(self, names, t: float, now: float) -> None:
-        for name in names:
-            self._pane_posed_at[name] = now
-            self._pane_time[name] = t
-            self._pane_posed(name)
+        return self.panes.times
 
     def gl_view(self, min_width: int, min_height: int) -> QtInteractor:
         """A 3D view of this window, closed with it."""
@@ -413,15 +356,15 @@ class ViewWindow(QMainWindow):
         self.view_menu = bar.addMenu("&View")
         self.view_actions = {}
         group = QActionGroup(self)
-        for k, entry in enumerate(registered_views()):
-            a = add_action(self, entry.name.capitalize() + " view", lambda n=entry.name: self.switch_view(n),
-                           f"Ctrl+{k + 1}" if k < 9 else None, entry.description)
+        for k, spec in enumerate(map(get_view, view_names())):  # the one registry of views
+            a = add_action(self, spec.name.capitalize() + " view", lambda n=spec.name: self.switch_view(n),
+                           f"Ctrl+{k + 1}" if k < 9 else None, spec.description)
             a.setCheckable(True)
-            a.setChecked(entry.name == self.VIEW)
-            a.setStatusTip(entry.description)
+            a.setChecked(spec.name == self.VIEW)
+            a.setStatusTip(spec.description)
             group.addAction(a)
             self.view_menu.addAction(a)
-            self.view_actions[entry.name] = a
+            self.view_actions[spec.name] = a
         self.view_menu.addSeparator()
         for a in self._commands(self.camera_action) + self._view_actions():
             self.view_menu.addAction(a)
@@ -514,17 +457,8 @@ class ViewWindow(QMainWindow):
                                      options=self.view_options())
 
     def save_dialog(self, title: str, default: str, filters: str, write, failed: str, saved: str) -> None:
-        """Ask where to save, then ``write(path)``: a failure in a message box titled
-        ``failed``, success as "Saved ``saved`` to PATH" in the status bar."""
-        path, _ = save_path(self, title, default, filters)
-        if not path:
-            return
-        try:
-            write(path)
-        except OSError as err:
-            QMessageBox.warning(self, failed, f"{path}: {err.strerror or err}")
-            return
-        self.statusBar().showMessage(f"Saved {saved} to {path}", STATUS_MESSAGE_MS)
+        """Ask where to save, then ``write(path)`` (see :func:`~.file_dialogs.save_with_dialog`)."""
+        save_with_dialog(self, title, default, filters, write, failed, saved, STATUS_MESSAGE_MS)
 
     def save_screenshot_dialog(self) -> None:
         default = "tumble.png" if self.VIEW == "main" else f"tumble-{self.VIEW}.png"
@@ -541,10 +475,9 @@ class ViewWindow(QMainWindow):
         if name == self.VIEW or self._closing:
             self.view_actions[self.VIEW].setChecked(True)
             return self
-        entry = next(e for e in registered_views() if e.name == name)
         scenario, preset = self.current_scenario()
         running = any(w.latest().running for w in self.workers)
-        window = window_class(entry)(scenario, preset=preset, paused=not running, persist=self.persist)
+        window = view_factory(name)(scenario, preset=preset, paused=not running, persist=self.persist)
         keep_open(window)
         window.restoreGeometry(self.saveGeometry())
         window.show()
@@ -599,8 +532,9 @@ class ViewWindow(QMainWindow):
             self.drawn_serials = serials
             if self._pose_scenes(snaps) is not False:
                 self.scene_view.update()
-        elif self._periodic:
-            self._catch_up_panes()
+        else:
+            for name in self.panes.catch_up(self.workers, now):
+                self._pane_posed(name)
         if now - self._last_plot >= PLOT_INTERVAL_S:
             self._last_plot = now
             self._refresh_plots(snaps)
