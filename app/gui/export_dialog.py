@@ -364,7 +364,7 @@ class ExportDialog(QDialog):
         self._leftovers_before = set(_temporaries(self._out))
         toml = Path(self._workdir.name) / "scenario.toml"
         toml.write_text(dumps(self.scenario, base_dir=self._workdir.name), encoding="utf-8")
-        argv = protocol.command(toml, settings, view_args=self.view_args)
+        argv = protocol.command(toml, settings, view=self.view, options=self.options)
         self._cancel_requested = False
         self._first_progress = None
         self._done_event = None
