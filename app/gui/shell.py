@@ -187,8 +187,7 @@ class ViewWindow(QMainWindow):
         self.show_view(snaps)
 
     def _pane_posed(self, name: str) -> None:
-        """The pane ``name``, posed at its own period, was posed: draw it (a 3D pane is
-        rendered; a 2D pane, such as the stability map's track, is the window's to draw)."""
+        """The pane ``name`` was posed at its own period: render it (a 2D pane is the window's to draw)."""
         view = self.panes.widgets.get(name)
         if view is not None and view is not self.scene_view:
             view.update()
@@ -433,7 +432,8 @@ class ViewWindow(QMainWindow):
         if self._closing:  # a deferred call (compare's first frame) after the GL view closed
             return
         self.view.reset_camera(np.mean([w.latest().state.c for w in self.workers], axis=0))
-        self.scene_view.update()
+        for view in self.panes.widgets.values():
+            view.update()
 
     def load_preset(self, name: str) -> None:
         self.load_scenario(load(name), preset=name)
