@@ -51,3 +51,39 @@ def synthetic_timeline():
                         frame_index=np.arange(n // 2, n, 50), flips=np.array([1.5, 3.0, 6.5]))
 
     return make
+
+
+@pytest.fixture
+def pose_numbers():
+    """``pose_numbers(view_scene)``: what a pose of a view sets, by name (the live window's
+    and the export's poses of one run are compared with it)."""
+    import numpy as np
+
+    def numbers(view) -> dict:
+        """Every actor's user matrix and the last point of every polyline of the view's scenes
+        and ghosts, by name (what a pose sets), plus its 2D panes' data (the stability track)."""
+        found: dict = {}
+
+        def walk(prefix, scene):
+            for key, sub in enumerate(getattr(scene, "scenes", ()) or ()):
+                walk(f"{prefix}/{key}", sub)
+            actors = getattr(scene, "_actors", None) or {}
+            for key, actor in actors.items():
+                if hasattr(actor, "user_matrix"):
+                    found[f"{prefix}/{key}/matrix"] = np.array(actor.user_matrix)
+                    data = actor.GetMapper().GetInput() if actor.GetMapper() is not None else None
+                    if data is not None and data.GetNumberOfPoints():
+                        found[f"{prefix}/{key}/end"] = np.array(data.GetPoint(data.GetNumberOfPoints() - 1))
+            for key in ("construction", "herpolhode", "polhode"):
+                value = getattr(scene, key, None)
+                if isinstance(value, np.ndarray):
+                    found[f"{prefix}/{key}"] = value
+        for name, scene in view.scenes.items():
+            walk(name, scene)
+        for k, ghost in enumerate(view.ghosts):
+            walk(f"ghost{k}", ghost)
+        if hasattr(view, "track"):
+            found["track"] = np.concatenate(view.track)
+        return found
+
+    return numbers

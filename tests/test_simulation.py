@@ -129,7 +129,7 @@ def test_flips_match_an_offline_run(make_worker):
     expected = diagnostics.flip_times(sc.rigid_body, traj.t, traj.w)
     assert snap.flips == len(expected) >= 2
     np.testing.assert_allclose(snap.flip_times, expected, atol=1e-9)
-    hist = w.history_since()
+    hist = w.span(None)
     assert np.all(np.diff(hist["t"]) > 0)
     assert np.all(np.isfinite(hist["E_drift"])) and np.max(np.abs(hist["E_drift"])) < 1e-6
     assert np.max(np.abs(hist["L_norm_drift"])) < 1e-6
@@ -265,13 +265,13 @@ def test_slow_motion_samples_more_often(make_worker):
     """At 0.1x a sample every 10 ms of simulated time would be a new state every 100 ms of
     wall time; the worker samples every 1 ms instead (one step at dt 1e-3)."""
     w = make_worker("t-handle", speed=0.1)
-    assert wait_for(lambda: len(w.history_since()["t"]) > 20, timeout=10)
-    spacing = np.diff(w.history_since()["t"][1:])
+    assert wait_for(lambda: len(w.span(None)["t"]) > 20, timeout=10)
+    spacing = np.diff(w.span(None)["t"][1:])
     np.testing.assert_allclose(spacing, 1e-3, rtol=1e-9)
     w.set_speed(1.0)
     t_switch = w.latest().t
     assert wait_for(lambda: w.latest().t > t_switch + 0.1, timeout=10)
-    later = w.history_since(t_switch + 0.02)["t"]
+    later = w.span(t_switch + 0.02)["t"]
     np.testing.assert_allclose(np.diff(later), RECORD_INTERVAL_S, rtol=1e-9)
 
 

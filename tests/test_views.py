@@ -103,36 +103,8 @@ def _step_to(workers, t_end: float) -> None:
             time.sleep(0.002)
 
 
-def _numbers(view) -> dict:
-    """Every actor's user matrix and the last point of every polyline of the view's scenes
-    and ghosts, by name (what a pose sets), plus its 2D panes' data (the stability track)."""
-    found: dict = {}
-
-    def walk(prefix, scene):
-        for key, sub in enumerate(getattr(scene, "scenes", ()) or ()):
-            walk(f"{prefix}/{key}", sub)
-        actors = getattr(scene, "_actors", None) or {}
-        for key, actor in actors.items():
-            if hasattr(actor, "user_matrix"):
-                found[f"{prefix}/{key}/matrix"] = np.array(actor.user_matrix)
-                data = actor.GetMapper().GetInput() if actor.GetMapper() is not None else None
-                if data is not None and data.GetNumberOfPoints():
-                    found[f"{prefix}/{key}/end"] = np.array(data.GetPoint(data.GetNumberOfPoints() - 1))
-        for key in ("construction", "herpolhode", "polhode"):
-            value = getattr(scene, key, None)
-            if isinstance(value, np.ndarray):
-                found[f"{prefix}/{key}"] = value
-    for name, scene in view.scenes.items():
-        walk(name, scene)
-    for k, ghost in enumerate(view.ghosts):
-        walk(f"ghost{k}", ghost)
-    if hasattr(view, "track"):
-        found["track"] = np.concatenate(view.track)
-    return found
-
-
 @pytest.mark.parametrize("name", view_names())
-def test_the_live_pose_and_the_exported_pose_of_one_run_agree(tmp_path, name):
+def test_the_live_pose_and_the_exported_pose_of_one_run_agree(tmp_path, name, pose_numbers):
     """The window's recording (a SimulationWorker's history, stepped while paused) and the
     export's (a Timeline re-simulated from the start) of the same run, posed by the view's one
     ``pose`` at the same time: body, arrows, trails (end points) and ghosts agree to round-off."""
@@ -158,7 +130,7 @@ def test_the_live_pose_and_the_exported_pose_of_one_run_agree(tmp_path, name):
         live = spec.build(live_plotters, runs, {}, None)
         live.set_ghost_visible(True)
         live.pose(workers, t_live)
-        live_numbers = _numbers(live)
+        live_numbers = pose_numbers(live)
         if "polhode" in live.scenes:  # a pane shown live only: omega's dot where the worker's omega is
             dot = np.array(live.scenes["polhode"]._actors["omega"].user_matrix)[:3, 3]
             np.testing.assert_array_equal(dot, workers[0].latest().state.w)
@@ -175,7 +147,7 @@ def test_the_live_pose_and_the_exported_pose_of_one_run_agree(tmp_path, name):
         t_export = float(timelines[0].t[timelines[0].frame_index[0]])
         assert t_export == pytest.approx(t_live, abs=1e-12)
         composer.frame(0)
-        exported = _numbers(composer.view)
+        exported = pose_numbers(composer.view)
     finally:
         composer.close()
         for plotter in live_plotters.values():

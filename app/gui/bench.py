@@ -146,9 +146,10 @@ def run_gui_bench(seconds: float = 60.0, speed: float = 1.0, view: str = "main",
     from ..scenario import load
     from .launch import qt_application
 
-    from .views import resolve_view, view_factory
+    from ..views import get_view
+    from .views import view_factory
 
-    resolve_view(view)
+    get_view(view)
     sc = load(BENCH_PRESET)
     app = qt_application()
     from PyQt5.QtCore import QTimer

@@ -4,8 +4,8 @@
 The shell (:class:`~app.gui.shell.ViewWindow`) runs the frame loop with one worker a side;
 this module adds the choosers, the drift plots and the summary, and each frame::
 
-    new scenarios? -> CompareScene.set_bodies / set_labels, DriftPlots.clear_curves
-    news?          -> _pose_scenes: CompareScene.set_poses -> one render
+    new scenarios? -> view.show (app.views.compare), DriftPlots.clear_curves
+    news?          -> the shell: view.pose(workers, the earlier latest time) -> one render
     plot period?   -> DriftPlots.refresh                    (PLOT_INTERVAL_S)
     status period? -> status bar labels, summary            (STATUS_INTERVAL_S)
 
@@ -18,18 +18,14 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-import numpy as np
 from PyQt5.QtCore import Qt, QTimer
 from PyQt5.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QSizePolicy, QWidget
 
 from ..physics.errors import ParameterError
 from ..physics.integrators import DESCRIPTIONS, INTEGRATORS
 from ..scenario import Scenario, preset_names
-from ..scene.body_scene import TRAIL_POINTS
-from ..scene.compare import SIDE_COLORS, CompareScene
-from ..scene.style import L_COLOR, OMEGA_COLOR, TRAIL_COLOR
-from ..simulation.compare import SIDES, make_pair, pose_at, side_label, variant
-from ..simulation.worker import RECORD_INTERVAL_S
+from ..scene.compare import SIDE_COLORS
+from ..simulation.compare import SIDES, side_label, variant
 from .plots import DEFAULT_COMPARE_WINDOW, DriftPlots, PlotsBox
 from . import settings as keys
 from .shell import ViewWindow
@@ -71,54 +67,29 @@ class CompareWindow(ViewWindow):
     def __init__(self, scenario: Scenario, *, preset: str | None = None, paused: bool = False,
                  persist: bool = True, integrators=(None, None), dts=(None, None), parent=None):
         self._choices = (integrators, dts)
-        self.drawn_time = 0.0  # simulated time of the poses drawn last
         self._shown_first = None  # side A's scenario shown last
         super().__init__(scenario, preset=preset, paused=paused, persist=persist, parent=parent)
 
     # ------------------------------------------------------------------ construction
 
     def _runs(self, scenario: Scenario) -> tuple:
-        return make_pair(scenario, *self._choices)
+        integrators, dts = self._choices
+        return tuple(self.spec.runs(scenario, {"integrators": integrators, "dts": dts}))
+
+    def view_options(self) -> dict:
+        """The pair's integrators and steps as they run now."""
+        pair = self.scenarios
+        return {"integrators": tuple(s.solver.integrator for s in pair), "dts": tuple(s.solver.dt for s in pair)}
 
     def _build_view(self, stored) -> None:
         # --- central area: scene | plots
         self.scene_view = self.gl_view(360, 300)
-        self._build_scenes(stored)
-        self.legend = self._legend_overlay(self.scene_view)
+        self.build_view_scene({"pair": self.scene_view}, stored)
+        self.legend = overlay_label(self.scene_view, legend_html(self.view.legend_rows))
         self.scene_view.add_axes(color="#c9d1d9", line_width=2, labels_off=False)
         self.plots = DriftPlots()
         # the plots' Qt repaint costs by area: two plots need no more width than the main view's three
         self.set_central(self.scene_view, self._plots_box(stored), (960, 480))
-
-    def _build_scenes(self, stored) -> None:
-        """The two bodies side by side in one plotter."""
-        self.scene = CompareScene(self.scene_view, follow=self.setting(stored, "follow", True, bool),
-                                  trail=self.setting(stored, "trail", True, bool))
-
-    def _pose_scenes(self, snaps) -> bool:
-        """Pose both bodies at one simulated time, the earlier of the two latest states;
-        False when a side restarted since its snapshot (drawn next frame)."""
-        t = min(s.t for s in snaps)
-        reach = TRAIL_POINTS * RECORD_INTERVAL_S if self.scene.trail_visible else 2 * RECORD_INTERVAL_S
-        poses = []
-        for worker in self.workers:
-            recent = worker.history_since(t - reach)
-            if not len(recent["t"]):
-                return False
-            c, q, w, L, n = pose_at(recent, t)
-            trail_q = trail_c = None
-            if self.scene.trail_visible:
-                trail_q, trail_c = recent["q"][:n], recent["c"][:n]
-            poses.append((c, q, w, L, trail_q, trail_c))
-        self.drawn_time = t
-        self.scene.set_poses(poses)
-        return True
-
-    @staticmethod
-    def _legend_overlay(parent) -> QLabel:
-        return overlay_label(parent, legend_html((("ω  angular velocity (length ∝ |ω|)", OMEGA_COLOR),
-                                                  ("L  angular momentum (fixed in space)", L_COLOR),
-                                                  ("trail of the intermediate axis' tip", TRAIL_COLOR))))
 
     def _plots_box(self, stored) -> QWidget:
         box = PlotsBox(self.plots, DEFAULT_COMPARE_WINDOW,
@@ -200,13 +171,6 @@ class CompareWindow(ViewWindow):
         """The two scenarios the workers run now."""
         return tuple(w.latest().scenario for w in self.workers)
 
-    def export_request(self):
-        """Both sides as they run now, side by side."""
-        a, b = self.scenarios
-        args = ("--view", "compare", "--integrators", a.solver.integrator, b.solver.integrator,
-                "--dts", repr(a.solver.dt), repr(b.solver.dt))
-        return self.base, args, f"{a.solver.integrator} beside {b.solver.integrator}"
-
     def apply_choices(self) -> bool:
         """Read the choosers; restart both runs with them, or show why not (runs go on)."""
         pair = []
@@ -276,15 +240,9 @@ class CompareWindow(ViewWindow):
         sc = snaps[0].scenario
         self._shown_first = sc
         labels = [f"{side}: {side_label(s.scenario)}" for side, s in zip(SIDES, snaps)]
-        scene_labels = [f"{side}: {side_label(s.scenario, chr(10))}" for side, s in zip(SIDES, snaps)]
-        if not same_start(old, sc):
-            self.scene.set_bodies(sc.rigid_body, center=np.asarray(sc.position, dtype=float),
-                                  w0=sc.angular_velocity, q0=sc.initial_state.q, labels=scene_labels)
-        else:
-            self.scene.set_labels(scene_labels)
+        self.show_view(snaps, reset_camera=not same_start(old, sc))
         self.plots.set_names(labels)
         self.plots.clear_curves()
-        self.drawn_serials = ()
         self._last_plot = 0.0
         for combo, field, s in zip(self.integrator_combos, self.dt_fields, snaps):
             if not field.hasFocus():

@@ -66,6 +66,7 @@ from ..export.settings import (
 )
 from ..physics.errors import ParameterError
 from ..scenario import dumps
+from ..views import get_view
 from .file_dialogs import save_path
 from .theme import ERROR_TEXT, MUTED_TEXT, OK_TEXT
 from .window_parts import file_stem
@@ -101,28 +102,22 @@ class ExportDialog(QDialog):
     ----------
     scenario : the :class:`~app.scenario.Scenario` to export (re-simulated from its start)
     out : initial output path (default ``~/<scenario>.mp4``, or the last folder used)
-    view_args : ``tumble export`` arguments choosing the view (see
-        :func:`app.export.protocol.command`); the main view when empty
-    view_name : the view's name for the title, e.g. "Poinsot view"
-    view, options : a registered view's name (app.views) and its options, instead of ``view_args``
+    view, options : a registered view's name (app.views; None: the main view) and its own options
+        (``{"integrators": (A, B), "dts": (DT_A, DT_B)}`` for compare), see :func:`app.export.protocol.view_argv`
     """
 
     export_finished = pyqtSignal(str)
     export_failed = pyqtSignal(str)
     export_cancelled = pyqtSignal()
 
-    def __init__(self, scenario, parent=None, out=None, view_args=(), view_name=None, view=None, options=None):
+    def __init__(self, scenario, parent=None, out=None, view=None, options=None):
         super().__init__(parent)
-        if view is not None and view_name is None:
-            from ..views import get_view
-
-            view_name = get_view(view).title
-        self.setWindowTitle("Export animation" + (f": {view_name}" if view_name else ""))
         self.scenario = scenario
         self.view, self.options = view, dict(options or {})
-        if view is not None:
-            view_args = protocol.view_argv(view, self.options)
-        self.view_args = tuple(view_args)
+        #: the ``tumble export`` arguments choosing the view ([] for the main view)
+        self.view_args = tuple(protocol.view_argv(view, self.options))
+        title = get_view(view).title if self.view_args else ""
+        self.setWindowTitle("Export animation" + (f": {title}" if title else ""))
         self.process: QProcess | None = None
         self._workdir: tempfile.TemporaryDirectory | None = None
         self._cancel_requested = False
@@ -369,7 +364,7 @@ class ExportDialog(QDialog):
         self._leftovers_before = set(_temporaries(self._out))
         toml = Path(self._workdir.name) / "scenario.toml"
         toml.write_text(dumps(self.scenario, base_dir=self._workdir.name), encoding="utf-8")
-        argv = protocol.command(toml, settings, view_args=self.view_args)
+        argv = protocol.command(toml, settings, view=self.view, options=self.options)
         self._cancel_requested = False
         self._first_progress = None
         self._done_event = None
@@ -527,8 +522,7 @@ class ExportDialog(QDialog):
     # ------------------------------------------------------------------ the main window's entry
 
     @classmethod
-    def open_for(cls, window, scenario, status_bar=None, view_args=(), view_name=None, view=None,
-                 options=None) -> "ExportDialog":
+    def open_for(cls, window, scenario, status_bar=None, view=None, options=None) -> "ExportDialog":
         """Show a modeless export dialog over ``window`` for ``scenario``; on success
         ``status_bar`` (a ``QStatusBar``) offers to open the containing folder.
 
@@ -540,7 +534,7 @@ class ExportDialog(QDialog):
                 dialog.raise_()
                 dialog.activateWindow()
                 return dialog
-        dialog = cls(scenario, parent=window, view_args=view_args, view_name=view_name, view=view, options=options)
+        dialog = cls(scenario, parent=window, view=view, options=options)
         dialog.setAttribute(Qt.WA_DeleteOnClose)
         if status_bar is not None:
             dialog.export_finished.connect(lambda path: offer_open_folder(status_bar, path))

@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from PyQt5.QtWidgets import QFileDialog
+from PyQt5.QtWidgets import QFileDialog, QMessageBox
 
 from . import settings as keys
 
@@ -45,3 +45,18 @@ def save_path(parent, title: str, name: str, filters: str, selected: str = "") -
     if path:
         remember_folder(path)
     return path, chosen
+
+
+def save_with_dialog(window, title: str, default: str, filters: str, write, failed: str, saved: str,
+                     message_ms: int) -> None:
+    """Ask where to save, then ``write(path)``: a failure in a message box titled ``failed``,
+    success as "Saved ``saved`` to PATH" in ``window``'s status bar for ``message_ms``."""
+    path, _ = save_path(window, title, default, filters)
+    if not path:
+        return
+    try:
+        write(path)
+    except OSError as err:
+        QMessageBox.warning(window, failed, f"{path}: {err.strerror or err}")
+        return
+    window.statusBar().showMessage(f"Saved {saved} to {path}", message_ms)

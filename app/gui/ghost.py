@@ -2,25 +2,30 @@
 
 The ghost is the body as the closed-form torque-free solution has it
 (:class:`~app.physics.reference.ExactReference`, from the run's start or its last kick),
-evaluated on the GUI thread at the displayed time. One closed-form evaluation costs about
-1 ms for one time or a few hundred (vectorised), so it is made for the record times
-ahead of the display, and both the drawn frames and the error plot (the history rows
-recorded since its last refresh) read them from that cache; the orientation error feeds
-a small plot of its log10. Nothing is integrated, so the gap is the integrator's error alone.
+evaluated on the GUI thread at the displayed time. Its actors are the view's own ghost
+(``ViewScene.ghosts[0]``), posed by the view's ``pose`` as in an export: this object hands
+the view its reference. One closed-form evaluation costs about 1 ms for one time or a few
+hundred (vectorised), so it is made for the record times ahead of the display, and both the
+drawn frames and the error plot (the history rows recorded since its last refresh) read them
+from that cache; the orientation error feeds a small plot of its log10. Nothing is
+integrated, so the gap is the integrator's error alone.
 
 Where the closed form does not apply (applied torques or forces), the checkbox is
 disabled and its tooltip gives the reason (the message of ``check_exact_applies``).
 
 Calls from the window (GUI thread)::
 
-    ghost = ExactGhost(ghost_scene, parent=window)   # GhostBody (main) or PoinsotGhost
-    ghost.attach_plot(plots_panel, row, link_to)     # its error plot: a row of the plots
-    ghost.pose(snapshot)                 # each drawn frame, before the render
+    ghost = ExactGhost(view, parent=window)        # the window's ViewScene (its ghost: GhostBody, PoinsotGhost)
+    ghost.attach_plot(plots_panel, row, link_to)   # its error plot: a row of the plots
+    ghost.follow(snapshot)               # each drawn frame, before view.pose
+    ghost.measure(snapshot)              # after it: the error at the drawn time
     ghost.refresh_plot(worker, since)    # at the plot rate
     ghost.release()                      # on close
 """
 
 from __future__ import annotations
+
+from types import SimpleNamespace
 
 import numpy as np
 import pyqtgraph as pg
@@ -64,13 +69,14 @@ class ExactGhost(QObject):
     #: the ghost's row of the window's colour key
     legend_rows = (("exact ghost: the closed form (when on)", GHOST_COLOR),)
 
-    def __init__(self, scene, parent=None, checked: bool = False):
+    def __init__(self, view, parent=None, checked: bool = False):
         super().__init__(parent)
-        self.scene = scene
-        self.reason: str | None = None
+        self.view = view
+        self.scene = view.ghosts[0]
+        self._scenario = view.scenarios[0]
+        self.reason: str | None = exact_unavailable_reason(self._scenario.model)
         self.reference: ExactReference | None = None
         self.last_error: float | None = None
-        self._scenario = None
         self._segment = None
         self._run_id = None
         self._trace_t = np.zeros(0)
@@ -91,6 +97,8 @@ class ExactGhost(QObject):
         self._row = None
         self._cache: dict = {}
         self._record_dt = RECORD_INTERVAL_S
+        self._lookahead = LOOKAHEAD_MIN
+        self._cached = SimpleNamespace(at=self._at)  # the reference the view poses the ghost from
         self._describe()
 
     # ------------------------------------------------------------------ state
@@ -123,7 +131,10 @@ class ExactGhost(QObject):
 
     def _apply_visibility(self) -> None:
         on = self.active
-        self.scene.set_visible(on)
+        try:
+            self.view.set_ghost_visible(on)
+        except ParameterError:  # defensive: ``reason`` says the closed form applies
+            self.view.set_ghost_visible(False)
         if self._panel is None:
             return
         shown = self.plot.scene() is not None and self.plot.isVisible()
@@ -148,13 +159,13 @@ class ExactGhost(QObject):
 
     # ------------------------------------------------------------------ each frame
 
-    def pose(self, snap) -> None:
-        """Follow ``snap``: rebuild for a new scenario, restart for a new run or kick, and
-        pose the ghost at ``snap.t`` when active. Thread: GUI (frame timer)."""
+    def follow(self, snap) -> None:
+        """Follow ``snap`` before the view is posed: a new scenario (the view rebuilt the
+        ghost's body), a new run or kick restarts the closed form, which the view then poses
+        from this cache. Thread: GUI (frame timer)."""
         if snap.scenario is not self._scenario:
             self._scenario = snap.scenario
             self.reason = exact_unavailable_reason(snap.scenario.model)
-            self.scene.set_body(snap.scenario.rigid_body)
             self._segment = None
             self._describe()
             self._apply_visibility()
@@ -172,16 +183,24 @@ class ExactGhost(QObject):
             except ParameterError as err:  # defensive: the reason check above says it applies
                 self.reference, self.reason = None, str(err)
                 self._describe()
-                self._apply_visibility()
-        if not self.active or self.reference is None:
-            return
-        s = snap.state
+        if self.reference is not None and self.view.references[0] is not self._cached:
+            self.view.set_ghost_reference(0, self._cached)  # after a new segment, or the view's show
+        if self.view.ghost_visible != self.active:
+            self._apply_visibility()
         dt = snap.scenario.solver.dt
         self._record_dt = record_steps(dt, snap.speed) * dt  # the worker's sample spacing
-        lookahead = int(np.clip(LOOKAHEAD_WALL_S * snap.speed / self._record_dt, LOOKAHEAD_MIN, LOOKAHEAD_MAX))
-        c, q, w = self._exact(np.array([s.t]), lookahead)
-        self.scene.set_pose(c[0], q[0], w[0])
-        self.last_error = float(quat.angle_between(q[0], s.q))
+        self._lookahead = int(np.clip(LOOKAHEAD_WALL_S * snap.speed / self._record_dt, LOOKAHEAD_MIN, LOOKAHEAD_MAX))
+
+    def measure(self, snap) -> None:
+        """After the view is posed at ``snap.t``: the orientation error of the run there."""
+        if self.view.ghost_visible and self.reference is not None:
+            _, q, _ = self._exact(np.array([snap.t]))
+            self.last_error = float(quat.angle_between(q[0], snap.state.q))
+
+    def _at(self, t: float):
+        """The closed form's ``(c, q, w)`` at ``t``, from the cache (what the view poses)."""
+        c, q, w = self._exact(np.array([float(t)]), self._lookahead)
+        return c[0], q[0], w[0]
 
     def _exact(self, times: np.ndarray, lookahead: int = 0):
         """``(c, q, w)`` of the closed form at ``times`` (n,), from the cache where it has

@@ -67,9 +67,10 @@ def run_gui(scenario: str | None, paused: bool = False, view: str = "main", scre
     just exit after that long. Raises :class:`ParameterError` before any window exists if
     the scenario or the view is bad.
     """
-    from .views import resolve_view, view_factory
+    from ..views import get_view
+    from .views import view_factory
 
-    resolve_view(view)
+    get_view(view)
     if quit_after is not None and (quit_after != quit_after or quit_after < 0):
         raise ParameterError("--quit-after", quit_after, "be a number >= 0 (s)")
     if screenshot is not None:

@@ -1,20 +1,19 @@
 """The main window (view ``main``): parameter and theory docks, 3D scene, plots, polhode pane.
 
 The shell (:class:`~app.gui.shell.ViewWindow`) runs the frame loop, the controls and the
-settings; this module adds the view's own widgets and, each frame::
+settings, and poses the registered view (app.views.main: the body pane every frame, the
+polhode pane at its own period); this module adds the view's own widgets and, each frame::
 
-    new scenario?  -> RigidBodyScene.set_body / PolhodeScene.set_body / plots.clear
-    new snapshot?  -> _pose_scenes: RigidBodyScene.set_pose, ghost  -> one render
-    plot period?   -> PlotsPanel.refresh, PolhodeScene.set_omega   (PLOT_INTERVAL_S)
+    new scenario?  -> view.show, plots.clear, the colour key
+    new snapshot?  -> the exact ghost follows the run (its cached closed form), view.pose -> one render
+    plot period?   -> PlotsPanel.refresh, the ghost's error plot   (PLOT_INTERVAL_S)
     status period? -> status bar labels, theory panel              (STATUS_INTERVAL_S)
 """
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
-import numpy as np
 from PyQt5.QtCore import Qt
 from PyQt5.QtWidgets import QApplication, QDockWidget, QLabel, QMessageBox, QSplitter, QWidget
 
@@ -22,11 +21,8 @@ from ..export.data import export_view_png
 from ..physics.errors import DivergenceError, ParameterError
 from ..physics.integrators import simulate
 from ..scenario import Scenario, save
-from ..scene import PolhodeScene, RigidBodyScene
-from ..scene.body_scene import LEGEND, TRAIL_POINTS
-from ..scene.ghost import GhostBody
+from ..scene.body_scene import LEGEND
 from ..simulation.table import trajectory_table, write_table
-from ..simulation.worker import RECORD_INTERVAL_S
 from . import settings as keys
 from .describe import period_text
 from .file_dialogs import file_stem, save_path
@@ -38,8 +34,6 @@ from .shell import STATUS_MESSAGE_MS, ViewWindow
 from .theory_panel import TheoryPanel
 from .window_parts import add_action, legend_html, overlay_label, same_start, show_run_state
 
-#: the polhode view renders at this period (s): omega moves slowly on the ellipsoid
-POLHODE_INTERVAL_S = 1.0 / 5.0
 #: the parameter dock's width at start (px); a layout the user saved wins
 DOCK_WIDTH = 380
 
@@ -55,16 +49,12 @@ class MainWindow(ViewWindow):
         ("fps", "scene frames drawn per second"), ("steps", "integrator steps per second"),
         ("flips", "reversals of the intermediate-axis component of ω"),
         ("period", "closed-form time between flips"))
-    #: ``tumble export`` arguments that choose this window's view, and its name (main: none)
-    EXPORT_VIEW_ARGS: tuple = ()
-    EXPORT_VIEW_NAME: str | None = None
+    #: the view's panes: the 3D scene, and the one under the plots
+    PANES = ("body", "polhode")
 
     def __init__(self, scenario: Scenario, *, preset: str | None = None, paused: bool = False,
                  persist: bool = True, source: str | None = None, parent=None):
         self._source = source
-        self._last_polhode = 0.0
-        self._shown_run = None
-        self._shown_kicks = 0
         self._shown_scenario = None
         super().__init__(scenario, preset=preset, paused=paused, persist=persist, parent=parent)
 
@@ -74,10 +64,13 @@ class MainWindow(ViewWindow):
         # --- central area: scene | (plots over polhode)
         self.scene_view = self.gl_view(360, 300)
         self.polhode_view = self.gl_view(200, 180)
-        self._build_scenes(stored)
+        self.build_view_scene(dict(zip(self.PANES, (self.scene_view, self.polhode_view))), stored)
+        self.polhode = self.view.scenes[self.PANES[1]]
+        # the exact ghost poses the view's own ghost, from its cached closed form
+        self.ghost = ExactGhost(self.view, parent=self, checked=self.setting(stored, "exact_ghost", False, bool))
         self.ghost.toggled.connect(self._ghost_toggled)
         self.addAction(self.ghost.action)
-        self._legend_rows = getattr(self.scene, "legend_rows", LEGEND) + self.ghost.legend_rows
+        self._legend_rows = tuple(self.view.legend_rows) + self.ghost.legend_rows
         self.legend = self._legend_overlay(self.scene_view, self._legend_rows)
         self.scene_view.add_axes(color="#c9d1d9", line_width=2, labels_off=False)
         self.plots = PlotsPanel()
@@ -107,25 +100,13 @@ class MainWindow(ViewWindow):
         self.theory_dock.setWidget(self.theory)
         self.addDockWidget(Qt.LeftDockWidgetArea, self.theory_dock)
 
-    def _build_scenes(self, stored) -> None:
-        """The body scene, the exact ghost's actors (same plotter) and the polhode pane."""
-        self.scene = RigidBodyScene(self.scene_view, follow=self.setting(stored, "follow", True, bool),
-                                    trail=self.setting(stored, "trail", True, bool), legend=False)
-        self.ghost = ExactGhost(GhostBody(self.scene_view), parent=self,
-                                checked=self.setting(stored, "exact_ghost", False, bool))
-        self.polhode = PolhodeScene(self.polhode_view)
-
     def _pose_scenes(self, snaps) -> bool:
-        """Pose the scene for the snapshot (one drawn frame), with the trail from the history."""
-        snap = snaps[0]
-        trail_q = trail_c = None
-        if self.scene.trail_visible:
-            recent = self.worker.history_since(snap.t - TRAIL_POINTS * RECORD_INTERVAL_S, TRAIL_POINTS)
-            trail_q, trail_c = recent["q"], recent["c"]
-        s = snap.state
-        self.scene.set_pose(s.c, s.q, s.w, snap.L, trail_q=trail_q, trail_c=trail_c)
-        self.ghost.pose(snap)
-        return True
+        """The ghost follows the run (a new segment restarts it), the view is posed at the
+        snapshot's time (the shell), then the ghost's error there is measured."""
+        self.ghost.follow(snaps[0])
+        posed = super()._pose_scenes(snaps)
+        self.ghost.measure(snaps[0])
+        return posed
 
     @staticmethod
     def _legend_html(legend, loaded: bool = False) -> str:
@@ -182,9 +163,6 @@ class MainWindow(ViewWindow):
     def current_scenario(self):
         return self.panel.scenario, self.panel.preset_name
 
-    def export_request(self):
-        return self.panel.scenario, self.EXPORT_VIEW_ARGS, self.EXPORT_VIEW_NAME
-
     def apply_scenario(self, scenario: Scenario) -> None:
         """Restart the run with ``scenario`` (already validated by the panel)."""
         self.worker.apply(scenario)
@@ -200,7 +178,7 @@ class MainWindow(ViewWindow):
 
     def _window_changed(self, label: str) -> None:
         self.plots.set_window(label)
-        self._last_plot = self._last_polhode = 0.0
+        self._last_plot = 0.0
 
     def _log_changed(self, on: bool) -> None:
         self.plots.set_log_drift(on)
@@ -254,23 +232,14 @@ class MainWindow(ViewWindow):
 
     # ------------------------------------------------------------------ the frame loop (GUI thread)
 
-    def _before_pose(self, snaps) -> None:
-        snap = snaps[0]
-        if snap.run_id != self._shown_run or len(snap.kick_times) != self._shown_kicks:
-            self._shown_run = snap.run_id
-            self._shown_kicks = len(snap.kick_times)
-            self.polhode.set_body(snap.scenario.rigid_body, snap.state.w)
-            self._last_plot = self._last_polhode = 0.0
-
     def _show_scenarios(self, snaps) -> None:
         old = self._shown_scenario
         sc = snaps[0].scenario
         self._shown_scenario = sc
         self.setWindowTitle(f"{self.panel.display_name or sc.name} — {self.VIEW_TITLE}")
-        self.scene.set_body(sc.rigid_body, center=np.asarray(sc.position, dtype=float), w0=sc.angular_velocity,
-                            q0=sc.initial_state.q, reset_camera=not same_start(old, sc))
+        self.show_view(snaps, reset_camera=not same_start(old, sc))
         self.plots.clear_curves()
-        self._shown_run = None
+        self._last_plot = 0.0
         self.legend.setText(self._legend_html(self._legend_rows, loaded=bool(sc.loads)))
         self.legend.adjustSize()
 
@@ -278,13 +247,8 @@ class MainWindow(ViewWindow):
         snap = snaps[0]
         window = self.plots.window_s
         since = None if window is None else snap.t - window
-        hist = self.plots.refresh_from([self.worker], [snap])[0]
+        self.plots.refresh_from([self.worker], [snap])
         self.ghost.refresh_plot(self.worker, since)
-        now = time.perf_counter()
-        if now - self._last_polhode >= POLHODE_INTERVAL_S:
-            self._last_polhode = now
-            self.polhode.set_omega(snap.state.w, hist["w"])
-            self.polhode_view.update()
 
     def _refresh_status(self, snaps) -> None:
         snap = snaps[0]

@@ -5,22 +5,21 @@ Data flow (one QTimer parented to the window, GUI thread)::
     SimulationWorker(s) (threads) --latest()-->  _on_frame (every display frame)
         ├── _before_pose(snaps)        the view's own bookkeeping (a new run, a background job)
         ├── new scenario(s)? -> _show_scenarios(snaps)
-        ├── new snapshot(s)? -> _pose_scenes(snaps) -> scene widget update() (one render)
+        ├── new snapshot(s)? -> _pose_scenes: view.pose(workers, t), slow panes at their period -> one render
         ├── plot period?     -> _refresh_plots(snaps)                     (PLOT_INTERVAL_S)
         ├── new error?       -> error label, simulation_failed           (when error_serial changes)
         └── status period?   -> fps, Play/Pause, _refresh_status(snaps)   (STATUS_INTERVAL_S)
 
-A view's window subclasses :class:`ViewWindow`, builds its widgets in :meth:`_build_view`
-(its scenes in :meth:`_build_scenes`) and poses them in :meth:`_pose_scenes`; commands go
-to every worker as method calls (queued, applied at step boundaries).
+A view's window subclasses :class:`ViewWindow` and builds its widgets in :meth:`_build_view`,
+handing its 3D panes to :meth:`build_view_scene`: the registered view (app.views) builds and
+poses its scenes there, with the same calls the export makes, so the two cannot drift apart.
+Commands go to every worker as method calls (queued, applied at step boundaries).
 """
 
 from __future__ import annotations
 
-import importlib
 import time
 import traceback
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -31,12 +30,16 @@ from pyvistaqt import QtInteractor
 from ..physics.errors import ParameterError
 from ..scenario import Scenario, load, preset_names
 from ..simulation import MAX_SPEED, MIN_SPEED, SimulationWorker
+from ..views import get_view, view_names
 from . import settings as keys
-from .file_dialogs import open_path, save_path
+from .file_dialogs import open_path, save_with_dialog
 from .heap import return_large_blocks
+from .live_view import LivePanes
 from .help_dialogs import about_box, shortcuts_dialog
 from .theme import configure_pyqtgraph
-from .window_parts import CameraFitter, RepeatToggle, SpeedControl, add_action, add_status_labels, save_window_png
+from .views import view_factory
+from .window_parts import (CameraFitter, RepeatToggle, SpeedControl, add_action, add_status_labels, keep_open,
+                           save_window_png)
 
 #: display frame timer period (ms): ~60 Hz requested; the scene renders only on news
 FRAME_INTERVAL_MS = 16
@@ -52,40 +55,6 @@ WORKER_START_FALLBACK_MS = 3000
 STATUS_MESSAGE_MS = 8000
 #: default window size (px)
 DEFAULT_SIZE = (1440, 900)
-
-
-@dataclass(frozen=True)
-class ViewEntry:
-    """A registered view as the View menu shows it."""
-
-    name: str
-    description: str
-    window: str  # "package.module:Class" of its Qt window
-
-
-def registered_views() -> tuple[ViewEntry, ...]:
-    """Every registered view, in menu order: the one place the shell reads the registry."""
-    from .views import resolve_view, view_names
-
-    return tuple(ViewEntry(name, info.description, info.target)
-                 for name, info in ((n, resolve_view(n)) for n in view_names()))
-
-
-def window_class(entry: ViewEntry):
-    """Import the Qt window class of a registered view."""
-    module, _, attr = entry.window.partition(":")
-    return getattr(importlib.import_module(module), attr)
-
-
-#: windows a view switch opened, kept alive until closed (each deletes itself on close)
-_switched: list = []
-
-
-def keep_open(window) -> None:
-    """Keep a parentless ``window`` alive until it is closed, then let Qt delete it."""
-    window.setAttribute(Qt.WA_DeleteOnClose)
-    _switched.append(window)
-    window.destroyed.connect(lambda *_a, w=window: _switched.remove(w) if w in _switched else None)
 
 
 class ViewWindow(QMainWindow):
@@ -139,6 +108,7 @@ class ViewWindow(QMainWindow):
         self._closing = False
         self._frame_failed = False
         self.gl_views: list = []
+        self.spec = get_view(self.VIEW)  # the registered view; its ViewScene: build_view_scene
         stored = keys.open_settings()
         self.setWindowTitle(self.VIEW_TITLE)
         self.resize(*DEFAULT_SIZE)
@@ -183,11 +153,16 @@ class ViewWindow(QMainWindow):
     # ------------------------------------------------------------------ a view's hooks
 
     def _runs(self, scenario: Scenario) -> tuple:
-        """The scenarios the workers run (one per worker)."""
-        return (scenario,)
+        """The scenarios the workers run (one per worker): the view's runs."""
+        return tuple(self.spec.runs(scenario, self.view_options()))
+
+    def view_options(self) -> dict:
+        """The view's own options (its ``ViewSpec.options`` keys) for what runs now."""
+        return {}
 
     def _build_view(self, stored) -> None:
-        """The view's own widgets: at least ``self.scene_view`` and ``self.scene``."""
+        """The view's own widgets: at least ``self.scene_view``, its 3D panes handed to
+        :meth:`build_view_scene`."""
         raise NotImplementedError
 
     def _build_view_toolbars(self, stored) -> None:
@@ -208,11 +183,14 @@ class ViewWindow(QMainWindow):
         """Each frame, before the scenes are posed."""
 
     def _show_scenarios(self, snaps) -> None:
-        """A worker runs a new scenario: rebuild what depends on it."""
+        """A worker runs a new scenario: rebuild what depends on it (:meth:`show_view` the scenes)."""
+        self.show_view(snaps)
 
-    def _pose_scenes(self, snaps) -> bool:
-        """Pose the scenes for ``snaps`` (one drawn frame); False: nothing to render yet."""
-        raise NotImplementedError
+    def _pane_posed(self, name: str) -> None:
+        """The pane ``name`` was posed at its own period: render it (a 2D pane is the window's to draw)."""
+        view = self.panes.widgets.get(name)
+        if view is not None and view is not self.scene_view:
+            view.update()
 
     def _refresh_plots(self, snaps) -> None:
         """At the plot period."""
@@ -236,10 +214,6 @@ class ViewWindow(QMainWindow):
         """(the scenario running now, its preset name or None): what another view opens on."""
         return self.base, self.preset
 
-    def export_request(self) -> tuple:
-        """(scenario, ``tumble export`` arguments choosing this view, the view's name)."""
-        return self.current_scenario()[0], (), None
-
     def load_scenario(self, scenario: Scenario, preset: str | None = None, source: str | None = None) -> None:
         """Run ``scenario`` (already validated) in this view."""
         raise NotImplementedError
@@ -260,6 +234,44 @@ class ViewWindow(QMainWindow):
         self.splitter.setStretchFactor(1, 2)
         self.splitter.setSizes(list(sizes))
         self.setCentralWidget(self.splitter)
+
+    def build_view_scene(self, panes: dict, stored) -> None:
+        """Build the registered view on ``panes`` (pane name -> this window's QtInteractor)
+        as the export builds it off screen; follow and trail as stored. ``self.scene`` is
+        its first pane's scene."""
+        runs = tuple(w.latest().scenario for w in self.workers)
+        self.view = self.spec.build(dict(panes), runs, self.view_options(), None)
+        self.view.set_follow(self.setting(stored, "follow", True, bool))
+        self.view.set_trail_visible(self.setting(stored, "trail", True, bool))
+        self.scene = self.view.scenes[self.spec.panes[0].name]
+        self.panes = LivePanes(self.spec, self.view, panes)
+
+    def show_view(self, snaps, reset_camera: bool = True) -> None:
+        """Show the runs of ``snaps`` (the view rebuilt only for scenarios it does not show
+        yet); every pane is posed on the next frame."""
+        runs = tuple(s.scenario for s in snaps)
+        if any(a is not b for a, b in zip(self.view.scenarios, runs)):
+            self.view.show(runs, reset_camera)
+        self.drawn_serials = ()
+        self.panes.restart()
+
+    def _pose_scenes(self, snaps) -> bool:
+        """Pose the view at one simulated time, the earliest of the workers' latest (each
+        pane at its refresh period). False: nothing to render yet."""
+        posed = self.panes.pose(self.workers, min(s.t for s in snaps), time.perf_counter())
+        for name in posed or ():
+            self._pane_posed(name)
+        return posed is not None
+
+    @property
+    def drawn_time(self) -> float:
+        """Simulated time of the frame drawn last."""
+        return self.panes.drawn_time
+
+    @property
+    def posed_times(self) -> dict:
+        """The simulated time each pane of the view shows (pane name -> t; None: not yet)."""
+        return self.panes.times
 
     def gl_view(self, min_width: int, min_height: int) -> QtInteractor:
         """A 3D view of this window, closed with it."""
@@ -309,11 +321,11 @@ class ViewWindow(QMainWindow):
         tb.addSeparator()
         self.follow_box = QCheckBox("follow", self)  # a child: shown in the toolbar or not at all
         self.follow_box.setToolTip(tips["follow"])
-        self.follow_box.setChecked(self.scene.follow)
-        self.follow_box.toggled.connect(self.scene.set_follow)
+        self.follow_box.setChecked(self.view.follow)
+        self.follow_box.toggled.connect(self.view.set_follow)
         self.trail_box = QCheckBox("trail", self)
         self.trail_box.setToolTip(tips["trail"])
-        self.trail_box.setChecked(self.scene.trail_visible)
+        self.trail_box.setChecked(self.view.trail_visible)
         self.trail_box.toggled.connect(self._trail_toggled)
         for name, box in (("follow", self.follow_box), ("trail", self.trail_box)):
             if name in self.TOGGLES:
@@ -343,15 +355,15 @@ class ViewWindow(QMainWindow):
         self.view_menu = bar.addMenu("&View")
         self.view_actions = {}
         group = QActionGroup(self)
-        for k, entry in enumerate(registered_views()):
-            a = add_action(self, entry.name.capitalize() + " view", lambda n=entry.name: self.switch_view(n),
-                           f"Ctrl+{k + 1}" if k < 9 else None, entry.description)
+        for k, spec in enumerate(map(get_view, view_names())):  # the one registry of views
+            a = add_action(self, spec.name.capitalize() + " view", lambda n=spec.name: self.switch_view(n),
+                           f"Ctrl+{k + 1}" if k < 9 else None, spec.description)
             a.setCheckable(True)
-            a.setChecked(entry.name == self.VIEW)
-            a.setStatusTip(entry.description)
+            a.setChecked(spec.name == self.VIEW)
+            a.setStatusTip(spec.description)
             group.addAction(a)
             self.view_menu.addAction(a)
-            self.view_actions[entry.name] = a
+            self.view_actions[spec.name] = a
         self.view_menu.addSeparator()
         for a in self._commands(self.camera_action) + self._view_actions():
             self.view_menu.addAction(a)
@@ -413,14 +425,15 @@ class ViewWindow(QMainWindow):
             w.set_repeat(on)
 
     def _trail_toggled(self, on: bool) -> None:
-        self.scene.set_trail_visible(on)
+        self.view.set_trail_visible(on)
         self.drawn_serials = ()
 
     def _reset_camera(self) -> None:
         if self._closing:  # a deferred call (compare's first frame) after the GL view closed
             return
-        self.scene.reset_camera(np.mean([w.latest().state.c for w in self.workers], axis=0))
-        self.scene_view.update()
+        self.view.reset_camera(np.mean([w.latest().state.c for w in self.workers], axis=0))
+        for view in self.panes.widgets.values():
+            view.update()
 
     def load_preset(self, name: str) -> None:
         self.load_scenario(load(name), preset=name)
@@ -440,21 +453,12 @@ class ViewWindow(QMainWindow):
         """File > Export animation...: the export dialog for the scenario running now."""
         from .export_dialog import ExportDialog
 
-        scenario, args, name = self.export_request()
-        return ExportDialog.open_for(self, scenario, self.statusBar(), view_args=args, view_name=name)
+        return ExportDialog.open_for(self, self.current_scenario()[0], self.statusBar(), view=self.VIEW,
+                                     options=self.view_options())
 
     def save_dialog(self, title: str, default: str, filters: str, write, failed: str, saved: str) -> None:
-        """Ask where to save, then ``write(path)``: a failure in a message box titled
-        ``failed``, success as "Saved ``saved`` to PATH" in the status bar."""
-        path, _ = save_path(self, title, default, filters)
-        if not path:
-            return
-        try:
-            write(path)
-        except OSError as err:
-            QMessageBox.warning(self, failed, f"{path}: {err.strerror or err}")
-            return
-        self.statusBar().showMessage(f"Saved {saved} to {path}", STATUS_MESSAGE_MS)
+        """Ask where to save, then ``write(path)`` (see :func:`~.file_dialogs.save_with_dialog`)."""
+        save_with_dialog(self, title, default, filters, write, failed, saved, STATUS_MESSAGE_MS)
 
     def save_screenshot_dialog(self) -> None:
         default = "tumble.png" if self.VIEW == "main" else f"tumble-{self.VIEW}.png"
@@ -471,10 +475,9 @@ class ViewWindow(QMainWindow):
         if name == self.VIEW or self._closing:
             self.view_actions[self.VIEW].setChecked(True)
             return self
-        entry = next(e for e in registered_views() if e.name == name)
         scenario, preset = self.current_scenario()
         running = any(w.latest().running for w in self.workers)
-        window = window_class(entry)(scenario, preset=preset, paused=not running, persist=self.persist)
+        window = view_factory(name)(scenario, preset=preset, paused=not running, persist=self.persist)
         keep_open(window)
         window.restoreGeometry(self.saveGeometry())
         window.show()
@@ -529,6 +532,9 @@ class ViewWindow(QMainWindow):
             self.drawn_serials = serials
             if self._pose_scenes(snaps) is not False:
                 self.scene_view.update()
+        else:
+            for name in self.panes.catch_up(self.workers, now):
+                self._pane_posed(name)
         if now - self._last_plot >= PLOT_INTERVAL_S:
             self._last_plot = now
             self._refresh_plots(snaps)

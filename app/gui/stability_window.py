@@ -5,8 +5,9 @@ map with the principal axes marked; a click runs that spin in a 3D scene beside 
 Data flow (the shell's frame timer, :class:`~app.gui.shell.ViewWindow`, GUI thread)::
 
     StabilityJob (thread)       --progress / result-->  _before_pose: progress bar, then the map once
-    SimulationWorker (thread)   --latest()/history-->   _pose_scenes: scene pose (every new snapshot),
-                                                        _refresh_plots: omega's track (PLOT_INTERVAL_S)
+    SimulationWorker (thread)   --latest()/span-->      the shell poses the view (app.views.stability):
+                                                        the body every new snapshot, omega's track
+                                                        (view.track) at the map pane's period -> _pane_posed
     map click (GUI)  -> nearest lattice direction k -> worker.apply(scenario with initial_omega(k))
 
 Why the click runs the spin in a scene *beside* the map rather than in a new main window:
@@ -37,27 +38,17 @@ from PyQt5.QtWidgets import (
 )
 
 from ..scenario import Scenario
-from ..scene import RigidBodyScene
-from ..scene.body_scene import TRAIL_POINTS
 from ..scene.style import L_COLOR, OMEGA_COLOR, TRAIL_COLOR
-from ..simulation.stability import DEFAULT_DIRECTIONS, DEFAULT_DURATION, axis_labels, lat_lon, map_frame
+from ..simulation.stability import DEFAULT_DIRECTIONS, DEFAULT_DURATION, axis_labels, map_frame
 from ..simulation.stability_job import StabilityJob
-from ..simulation.worker import RECORD_INTERVAL_S
+from ..views.stability import COLOR_MAP, TRACK_COLOR
 from . import settings as keys
 from .plots import release_menus
 from .shell import ViewWindow
-from .stability_map import add_axis_markers, body_direction, break_wraps, map_position
+from .stability_map import add_axis_markers, body_direction, map_position
 from .theme import MUTED_TEXT
 from .window_parts import END_OF_RUN, END_OF_RUN_TIP, add_action, overlay_label, save_window_png
 
-#: colour map of the wander (0 deg dark, 180 deg bright), as in ``tumble stability --out x.png``
-COLOR_MAP = "magma"
-#: omega's track, the chosen point and its marker: cyan stands out on every magma colour
-TRACK_COLOR = "#4dd0e1"
-#: seconds of simulated time of omega's track drawn on the map
-TRACK_SECONDS = 30.0
-#: most points of the track
-TRACK_POINTS = 3000
 #: a screenshot waits at most this long for the map to finish (s)
 SCREENSHOT_MAP_WAIT_S = 60.0
 #: range of the directions and duration choosers
@@ -100,7 +91,6 @@ class StabilityWindow(ViewWindow):
         self.main_windows: list = []
         self.selected_index: int | None = None
         self._map_choice = (directions, duration)
-        self._shown_spin = None
         body = scenario.rigid_body
         self.moments, self.axes = body.principal()
         self.frame = map_frame(self.axes)
@@ -129,23 +119,10 @@ class StabilityWindow(ViewWindow):
         lay.addWidget(self.map_widget, 1)
         lay.addWidget(self.info)
         self.scene_view = self.gl_view(300, 300)
-        self._build_scenes(stored)
+        self.build_view_scene({"body": self.scene_view}, stored)
         self.scene_view.add_axes(color="#c9d1d9", line_width=2, labels_off=False)
         self.spin_label = overlay_label(self.scene_view)
         self.set_central(left, self.scene_view, (900, 540))
-
-    def _build_scenes(self, stored) -> None:
-        """The body running the spin chosen on the map."""
-        self.scene = RigidBodyScene(self.scene_view, follow=self.setting(stored, "follow", True, bool),
-                                    trail=self.setting(stored, "trail", True, bool), legend=False)
-
-    def _pose_scenes(self, snaps) -> bool:
-        """Pose the body for the snapshot, with the trail from the history."""
-        snap = snaps[0]
-        recent = self.worker.history_since(snap.t - TRAIL_POINTS * RECORD_INTERVAL_S, TRAIL_POINTS)
-        s = snap.state
-        self.scene.set_pose(s.c, s.q, s.w, snap.L, trail_q=recent["q"], trail_c=recent["c"])
-        return True
 
     def _build_map(self) -> None:
         plot = self.map_plot = self.map_widget.addPlot(row=0, col=0)
@@ -393,13 +370,8 @@ class StabilityWindow(ViewWindow):
         self._poll_job()
 
     def _show_scenarios(self, snaps) -> None:
-        old = self._shown_spin
         sc = snaps[0].scenario
-        self._shown_spin = sc
-        self.scene.set_body(sc.rigid_body, center=np.asarray(sc.position, dtype=float), w0=sc.angular_velocity,
-                            q0=sc.initial_state.q, reset_camera=old is None)
-        if old is not None:
-            self.scene.reset_camera(np.asarray(sc.position, dtype=float))
+        self.show_view(snaps)
         w0 = np.asarray(sc.angular_velocity, dtype=float)
         w_text = ", ".join(f"{x:.3g}" for x in w0)
         lon, lat = map_position(w0, self.frame) if np.linalg.norm(w0) > 0 else (0.0, 0.0)
@@ -410,21 +382,12 @@ class StabilityWindow(ViewWindow):
             f"&nbsp; <span style='color:{TRAIL_COLOR}'>■</span> trail of the intermediate axis' tip")
         self.spin_label.adjustSize()
 
-    def _refresh_plots(self, snaps) -> None:
-        """Omega's track on the map."""
-        snap = snaps[0]
-        hist = self.worker.span(snap.t - TRACK_SECONDS, None, TRACK_POINTS)
-        w = hist["w"]
-        norms = np.linalg.norm(w, axis=1)
-        w = w[norms > 0]
-        if not len(w):
-            self.track.setData([], [])
-            self.track_head.setData([], [])
-            return
-        la, lo = lat_lon(w / np.linalg.norm(w, axis=1, keepdims=True), self.frame)
-        lon, lat = np.degrees(lo), np.degrees(la)
-        self.track.setData(*break_wraps(lon, lat))
-        self.track_head.setData([lon[-1]], [lat[-1]])
+    def _pane_posed(self, name: str) -> None:
+        """Omega's track on the map, as the view has it after posing its ``map`` pane."""
+        lon, lat = self.view.track
+        self.track.setData(lon, lat)
+        finite = np.isfinite(lon)
+        self.track_head.setData(lon[finite][-1:], lat[finite][-1:])
 
     def _refresh_status(self, snaps) -> None:
         snap = snaps[0]

@@ -4,12 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-from ..views import ViewSpec, get_view, view_names  # noqa: F401  (view_names: the windows' list)
-
-
-def resolve_view(name: str) -> ViewSpec:
-    """The registered view, or :class:`ParameterError` naming ``--view`` and the known ones."""
-    return get_view(name)
+from ..views import get_view
 
 
 def view_factory(name: str):

@@ -214,3 +214,14 @@ def file_stem(name: str) -> str:
     """
     stem = re.sub(r"[^\w.]+", "-", plain_name(name).lower()).strip("-.")
     return stem[:MAX_STEM].rstrip("-.") or "tumble"
+
+
+#: windows a view switch opened, kept alive until closed (each deletes itself on close)
+_switched: list = []
+
+
+def keep_open(window) -> None:
+    """Keep a parentless ``window`` alive until it is closed, then let Qt delete it."""
+    window.setAttribute(Qt.WA_DeleteOnClose)
+    _switched.append(window)
+    window.destroyed.connect(lambda *_a, w=window: _switched.remove(w) if w in _switched else None)

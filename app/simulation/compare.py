@@ -106,7 +106,7 @@ def side_label(scenario: Scenario, separator: str = ", ") -> str:
 
 def pose_at(rows: dict, t: float) -> tuple:
     """The pose at simulated time ``t`` from a block of history columns (``t`` ascending,
-    as :meth:`SimulationWorker.history_since` returns them): ``(c, q, w, L, n)``, linear
+    as a :class:`~.recording.Span` holds them): ``(c, q, w, L, n)``, linear
     between the two samples around ``t`` (``q`` normalised, on the same hemisphere), the
     nearest sample outside the block; ``n`` counts the rows at or before ``t``.
 

@@ -244,10 +244,6 @@ class SimulationWorker(threading.Thread):
         with self._lock:
             return self._latest
 
-    def history_since(self, since: float | None = None, max_points: int | None = None) -> dict:
-        """Copies of the history columns (see :mod:`.history`)."""
-        return self.history.snapshot(since, max_points)
-
     def span(self, t0: float | None, t1: float | None = None, max_points: int | None = None) -> Span:
         """The :class:`~.recording.Recording` of the run playing: history rows with
         ``t0 <= t <= t1``, thinned, with the flips the latest snapshot remembers and the

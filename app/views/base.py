@@ -106,6 +106,10 @@ class ViewScene:
     def trail_visible(self) -> bool:
         return next(iter(self.scenes.values())).trail_visible
 
+    @property
+    def follow(self) -> bool:
+        return bool(getattr(next(iter(self.scenes.values())), "follow", False))
+
     def set_ghost_visible(self, on: bool) -> None:
         """Show the exact ghost, from each run's start (see :meth:`set_ghost_start`).
 
@@ -128,9 +132,29 @@ class ViewScene:
             raise ParameterError("ghost", "on", f"apply (the closed form needs a torque-free body): {reason}")
         self.references[k] = ExactReference(self.scenarios[k].model, state)
 
-    def reset_camera(self) -> None:
+    def reset_camera(self, center=None) -> None:
+        """Every pane from its default direction; a body's scene looks at ``center`` (world,
+        the body's simulated centre) when given, else at its current focus."""
         for scene in self.scenes.values():
-            scene.reset_camera()
+            if center is not None and hasattr(scene, "set_follow"):
+                scene.reset_camera(center)
+            else:
+                scene.reset_camera()
+
+    def set_ghost_reference(self, k: int, reference) -> None:
+        """Pose run ``k``'s ghost from ``reference`` (anything with ``at(t) -> (c, q, w)``: the
+        window's cached closed form), until the next :meth:`show` or :meth:`set_ghost_start`."""
+        self.references[k] = reference
+
+    def _restart_ghosts(self) -> None:
+        """After :meth:`show`: the ghosts start again from the runs' starts, or go off where
+        the closed form does not apply to the new scenario."""
+        self.references = [None] * len(self.ghosts)
+        if self.ghost_visible:
+            try:
+                self.set_ghost_visible(True)
+            except ParameterError:
+                self.set_ghost_visible(False)
 
     def show(self, scenarios, reset_camera: bool = True) -> None:
         """(Re)build the scenes for ``scenarios`` (a new scenario in the window; the
@@ -145,9 +169,10 @@ class ViewScene:
 
     # ------------------------------------------------------------------ each frame
 
-    def pose(self, recordings, t: float, panes=None) -> None:
+    def pose(self, recordings, t: float, panes=None):
         """Pose every pane (or the ``panes`` named) for simulated time ``t`` from
-        ``recordings`` (one :class:`~app.simulation.recording.Recording` per run)."""
+        ``recordings`` (one :class:`~app.simulation.recording.Recording` per run). Returns
+        False when nothing could be posed (a run restarted since ``t``: drawn next frame)."""
         raise NotImplementedError
 
     def _pose_ghost(self, k: int, t: float) -> None:

@@ -57,11 +57,9 @@ class CompareView(ViewScene):
             scene.set_label_size(max(9, round(LABEL_SCALE * self._text_px)))
         for ghost in self.ghosts:
             ghost.set_body(sc.rigid_body)
-        self.references = [None, None]
-        if self.ghost_visible:
-            self.set_ghost_visible(True)
+        self._restart_ghosts()
 
-    def pose(self, recordings, t: float, panes=None) -> None:
+    def pose(self, recordings, t: float, panes=None):
         """Both sides at the same simulated time ``t`` (live: the earlier of their latest)."""
         from ..scene.body_scene import TRAIL_POINTS
 
@@ -71,7 +69,7 @@ class CompareView(ViewScene):
         for rec in recordings:
             span, pose, n = recent(rec, t, seconds, TRAIL_POINTS)
             if pose is None:  # restarted since its snapshot: drawn next frame
-                return
+                return False
             trail_q = trail_c = None
             if scene.trail_visible:
                 trail_q, trail_c = span["q"][:n], span["c"][:n]

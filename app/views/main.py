@@ -79,9 +79,7 @@ class MainScene(ViewScene, BodyPoses):
         self.scenes["body"].set_body(sc.rigid_body, center=np.asarray(sc.position, dtype=float),
                                      w0=sc.angular_velocity, q0=sc.initial_state.q, reset_camera=reset_camera)
         self.ghosts[0].set_body(sc.rigid_body)
-        self.references = [None]
-        if self.ghost_visible:
-            self.set_ghost_visible(True)
+        self._restart_ghosts()
         self._segment = float(sc.initial_state.t)
         if "polhode" in self.scenes:
             self.scenes["polhode"].set_body(sc.rigid_body, sc.angular_velocity)
@@ -96,8 +94,8 @@ class MainScene(ViewScene, BodyPoses):
     def trail_visible(self) -> bool:
         return self.scenes["body"].trail_visible
 
-    def reset_camera(self) -> None:
-        self.scenes["body"].reset_camera()
+    def reset_camera(self, center=None) -> None:
+        self.scenes["body"].reset_camera(center)
 
     def pose(self, recordings, t: float, panes=None) -> None:
         rec = recordings[0]

@@ -57,9 +57,7 @@ class PoinsotView(ViewScene):
         self.scenes["construction"].set_body(sc.rigid_body, w0=sc.angular_velocity, reset_camera=reset_camera)
         self.scenes["family"].set_body(sc.rigid_body, sc.angular_velocity)
         self.ghosts[0].set_body(sc.rigid_body)
-        self.references = [None]
-        if self.ghost_visible:
-            self.set_ghost_visible(True)
+        self._restart_ghosts()
         self._segment = float(sc.initial_state.t)
         if self._text_px is not None:
             self._export_family_title()

@@ -98,9 +98,7 @@ class StabilityView(ViewScene, BodyPoses):
         self.scenes["body"].set_body(sc.rigid_body, center=np.asarray(sc.position, dtype=float),
                                      w0=sc.angular_velocity, q0=sc.initial_state.q, reset_camera=reset_camera)
         self.ghosts[0].set_body(sc.rigid_body)
-        self.references = [None]
-        if self.ghost_visible:
-            self.set_ghost_visible(True)
+        self._restart_ghosts()
 
     def pose(self, recordings, t: float, panes=None) -> None:
         rec = recordings[0]

@@ -60,7 +60,7 @@ def test_euler_at_a_coarse_step_parts_from_the_ghost(open_view, qtbot):
     assert err.max() > 0.3  # radians: visibly apart
     assert err.max() > 100 * err[t <= 0.5].max()  # and it grows from small
     # the same figure the closed form gives for the recorded orientations
-    hist = window.worker.history_since(None)
+    hist = window.worker.span(None)
     keep = np.isin(hist["t"], t)
     ref = ExactReference(window.worker.latest().scenario.model, window.worker.latest().scenario.initial_state)
     np.testing.assert_allclose(np.sort(ref.orientation_error(hist["t"][keep], hist["q"][keep])),

@@ -138,7 +138,7 @@ def test_the_polhode_family_and_separatrices_beside_it(open_view, qtbot):
     # the current omega is marked
     qtbot.waitUntil(lambda: window.worker.latest().t > 1.0, timeout=WAIT_MS)
     snap = settle_paused(window, qtbot)
-    window._last_plot = window._last_polhode = 0.0
+    window._last_plot = 0.0
     qtbot.waitUntil(lambda: np.allclose(np.array(polhode._actors["omega"].user_matrix)[:3, 3], snap.state.w),
                     timeout=WAIT_MS)
 

@@ -7,10 +7,10 @@ import pytest
 from PyQt5.QtCore import Qt
 
 from app import __version__
-from app.gui.shell import registered_views
+from app.views import view_names
 
 WAIT_MS = 30000
-VIEWS = [entry.name for entry in registered_views()]
+VIEWS = view_names()
 #: the stability map the tests compute: small, the tests check the window
 SMALL_MAP = {"directions": 200, "duration": 2.0}
 
@@ -43,9 +43,9 @@ def test_the_view_menu_lists_every_view_and_switches_on_the_same_scenario(open_a
     workers = window.workers
     qtbot.keyClick(window, Qt.Key_1 + VIEWS.index(target), Qt.ControlModifier)
     qtbot.waitUntil(lambda: not window.isVisible(), timeout=WAIT_MS)
-    from app.gui import shell
+    from app.gui import window_parts
 
-    new = next(w for w in shell._switched if w.VIEW == target)
+    new = next(w for w in window_parts._switched if w.VIEW == target)
     assert new.isVisible() and new.view_actions[target].isChecked()
     assert new.current_scenario()[0] == scenario
     assert new.size() == size
@@ -87,11 +87,10 @@ def test_the_shortcuts_dialog_is_made_from_the_window_actions(open_any, view):
 @pytest.mark.parametrize("view", VIEWS)
 def test_the_first_frame_is_announced_after_the_paint(qtbot, view):
     """A listener of first_frame_drawn may close the window: it must not run inside the render."""
-    from app.gui.shell import window_class
+    from app.gui.views import view_factory
     from app.scenario import load
 
-    entry = next(e for e in registered_views() if e.name == view)
-    window = window_class(entry)(load("t-handle"), persist=False, **(SMALL_MAP if view == "stability" else {}))
+    window = view_factory(view)(load("t-handle"), persist=False, **(SMALL_MAP if view == "stability" else {}))
     qtbot.addWidget(window)
     rendering = []
     ren_win = window.scene_view.ren_win
