@@ -87,3 +87,18 @@ def pose_numbers():
         return found
 
     return numbers
+
+
+@pytest.fixture
+def probe_view(monkeypatch):
+    """Poinsot's construction registered again as the view ``probe``, hosted by the main
+    window (as a new module in app/views/ would register it), for one test only."""
+    import dataclasses
+
+    from app import views
+    from app.views.poinsot import SPEC as POINSOT
+
+    spec = dataclasses.replace(POINSOT, name="probe", title="Tumble: probe", description="a view added for a test",
+                               window="app.gui.main_window:MainWindow")
+    monkeypatch.setitem(views._VIEWS, "probe", spec)
+    return spec

@@ -49,8 +49,6 @@ class MainWindow(ViewWindow):
         ("fps", "scene frames drawn per second"), ("steps", "integrator steps per second"),
         ("flips", "reversals of the intermediate-axis component of ω"),
         ("period", "closed-form time between flips"))
-    #: the view's panes: the 3D scene, and the one under the plots
-    PANES = ("body", "polhode")
 
     def __init__(self, scenario: Scenario, *, preset: str | None = None, paused: bool = False,
                  persist: bool = True, source: str | None = None, parent=None):
@@ -64,8 +62,9 @@ class MainWindow(ViewWindow):
         # --- central area: scene | (plots over polhode)
         self.scene_view = self.gl_view(360, 300)
         self.polhode_view = self.gl_view(200, 180)
-        self.build_view_scene(dict(zip(self.PANES, (self.scene_view, self.polhode_view))), stored)
-        self.polhode = self.view.scenes[self.PANES[1]]
+        # the view's panes in the order it declares them: the 3D scene, then the one under the plots
+        self.build_view_scene(dict(zip((p.name for p in self.spec.panes), (self.scene_view, self.polhode_view))),
+                              stored)
         # the exact ghost poses the view's own ghost, from its cached closed form
         self.ghost = ExactGhost(self.view, parent=self, checked=self.setting(stored, "exact_ghost", False, bool))
         self.ghost.toggled.connect(self._ghost_toggled)

@@ -21,7 +21,6 @@ class PoinsotWindow(MainWindow):
     """The Poinsot view. Same signals, worker and counters as :class:`MainWindow`."""
 
     VIEW = "poinsot"
-    PANES = ("construction", "family")
     VIEW_TITLE = "Tumble: Poinsot's construction"
     TOGGLES = ("trail",)
     TIPS = {"trail": f"Trace omega's path on the ellipsoid (polhode) and the contact point's path on "
