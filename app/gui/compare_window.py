@@ -95,12 +95,9 @@ class CompareWindow(ViewWindow):
         box = PlotsBox(self.plots, DEFAULT_COMPARE_WINDOW,
                        "Scroll over the last seconds of simulated time, or show the whole run",
                        "Plot the drifts as log10 of their magnitude: the two sides differ by orders "
-                       "of magnitude (round-off shows as about -16)")
+                       "of magnitude (round-off shows as about -16)", changed=self._replot,
+                       log=self.setting(stored, "log_drift", True, bool) if self.persist else True)
         self.window_combo, self.log_drift = box.window_combo, box.log_drift
-        self.window_combo.currentTextChanged.connect(self._window_changed)
-        self.log_drift.setChecked(self.setting(stored, "log_drift", True, bool) if self.persist else True)
-        self.plots.set_log_drift(self.log_drift.isChecked())
-        self.log_drift.toggled.connect(self._log_changed)
         lay = box.layout()
         self.summary = QLabel("&nbsp;<br>&nbsp;")
         self.summary.setTextFormat(Qt.RichText)
@@ -218,13 +215,8 @@ class CompareWindow(ViewWindow):
         if name in preset_names():
             self.load_preset(name)
 
-    def _window_changed(self, label: str) -> None:
-        self.plots.set_window(label)
-        self._last_plot = 0.0
-
-    def _log_changed(self, on: bool) -> None:
-        self.plots.set_log_drift(on)
-        self._last_plot = 0.0
+    def _replot(self) -> None:
+        self._last_plot = 0.0  # the plots' window or scale changed: redraw them at once
 
     # ------------------------------------------------------------------ the frame loop (GUI thread)
 

@@ -102,9 +102,11 @@ def run_gui(scenario: str | None, paused: bool = False, view: str = "main", scre
                     result["code"] = 1
             window.close()
 
+        countdown = []  # started once: by the first frame, or by the timeout without one
+
         def start_countdown(*_args):
-            if not getattr(window, "_countdown_started", False):
-                window._countdown_started = True
+            if not countdown:
+                countdown.append(True)
                 QTimer.singleShot(int(delay * 1000), finish)
 
         window.first_frame_drawn.connect(start_countdown)

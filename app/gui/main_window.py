@@ -63,8 +63,9 @@ class MainWindow(ViewWindow):
         self.scene_view = self.gl_view(360, 300)
         self.polhode_view = self.gl_view(200, 180)
         # the view's panes in the order it declares them: the 3D scene, then the one under the plots
-        self.build_view_scene(dict(zip((p.name for p in self.spec.panes), (self.scene_view, self.polhode_view))),
-                              stored)
+        names = [p.name for p in self.spec.panes]
+        self.build_view_scene(dict(zip(names, (self.scene_view, self.polhode_view))), stored)
+        self.polhode = self.view.scenes[names[1]]  # the small view under the plots
         # the exact ghost poses the view's own ghost, from its cached closed form
         self.ghost = ExactGhost(self.view, parent=self, checked=self.setting(stored, "exact_ghost", False, bool))
         self.ghost.toggled.connect(self._ghost_toggled)
@@ -122,11 +123,8 @@ class MainWindow(ViewWindow):
     def _plots_box(self, stored) -> QWidget:
         box = PlotsBox(self.plots, self.setting(stored, "plot_window", DEFAULT_WINDOW, str),
                        "Scroll over the last seconds of simulated time, or show the whole history",
-                       "Plot the drift as log10 of its magnitude (round-off shows as ~-16)")
+                       "Plot the drift as log10 of its magnitude (round-off shows as ~-16)", changed=self._replot)
         self.window_combo, self.log_drift = box.window_combo, box.log_drift
-        self.plots.set_window(self.window_combo.currentText())
-        self.window_combo.currentTextChanged.connect(self._window_changed)
-        self.log_drift.toggled.connect(self._log_changed)
         self.ghost.attach_plot(self.plots, row=3, link_to=self.plots.L_plot)  # a row under the drifts
         return box
 
@@ -175,13 +173,8 @@ class MainWindow(ViewWindow):
         self.drawn_serials = ()  # pose (or hide) it at once, even when paused
         self._last_plot = 0.0
 
-    def _window_changed(self, label: str) -> None:
-        self.plots.set_window(label)
-        self._last_plot = 0.0
-
-    def _log_changed(self, on: bool) -> None:
-        self.plots.set_log_drift(on)
-        self._last_plot = 0.0
+    def _replot(self) -> None:
+        self._last_plot = 0.0  # the plots' window or scale changed: redraw them at once
 
     def save_scenario(self) -> None:
         sc = self.panel.scenario

@@ -227,10 +227,11 @@ class PlotsBox(QWidget):
 
     ``window_combo`` (a :data:`WINDOWS` label; ``window`` if it is one, else the spec's
     default) and ``log_drift`` (a checkbox, starting as the plots do) are the bar's controls;
-    ``layout()`` takes more widgets under the plots.
+    ``layout()`` takes more widgets under the plots. Either control sets the plots and then
+    calls ``changed()`` (the window redraws them at once), when given.
     """
 
-    def __init__(self, plots, window: str, window_tip: str, log_tip: str, parent=None):
+    def __init__(self, plots, window: str, window_tip: str, log_tip: str, parent=None, changed=None, log=None):
         super().__init__(parent)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -251,6 +252,15 @@ class PlotsBox(QWidget):
         bar.addStretch(1)
         lay.addLayout(bar)
         lay.addWidget(plots, 1)
+        if log is not None:
+            self.log_drift.setChecked(bool(log))
+        plots.set_window(self.window_combo.currentText())
+        plots.set_log_drift(self.log_drift.isChecked())
+        for signal, apply in ((self.window_combo.currentTextChanged, plots.set_window),
+                              (self.log_drift.toggled, plots.set_log_drift)):
+            signal.connect(apply)
+            if changed is not None:
+                signal.connect(lambda *_a: changed())
 
 
 def setup_plot(plot, legend_columns: int) -> None:

@@ -142,8 +142,7 @@ class RigidBodyScene(TrailScene):
 
     TRAIL_ACTORS = ("trail", "path")
 
-    def __init__(self, plotter, *, follow: bool = True, trail: bool = True, legend: bool = False,
-                 gradient: bool = False):
+    def __init__(self, plotter, *, follow: bool = True, trail: bool = True, gradient: bool = False):
         super().__init__(plotter, follow=follow, trail=trail, gradient=gradient)
         self._fitted_offset = None  # camera position - focal point as last fitted
         self.radius = 1.0

@@ -201,6 +201,23 @@ def recent(recording, t: float, seconds: float, max_points: int, since: float | 
     return span, (c, q, w, L), len(span)
 
 
+def pose_with_trail(scene, recording, t: float, seconds: float, points: int, trail: dict, since=None):
+    """Pose ``scene`` at ``t`` with its trail when shown: ``trail`` maps each ``set_pose``
+    keyword to the span column it takes (``{"trail_q": "q", "trail_c": "c"}``), over the last
+    ``seconds`` (not before ``since``) thinned to ``points``. Returns the pose ``(c, q, w, L)``,
+    or None when nothing is recorded yet."""
+    if scene.trail_visible:
+        span, pose, n = recent(recording, t, seconds, points, since=since)
+        trails = {keyword: span[column][:n] for keyword, column in trail.items()}
+    else:
+        span, pose, n = recent(recording, t, 0.0, 1)
+        trails = dict.fromkeys(trail)
+    if pose is not None:
+        c, q, w, L = pose
+        scene.set_pose(c, q, w, L, **trails)
+    return pose
+
+
 def segment_since(recording, t: float) -> float | None:
     """Where the segment being drawn at ``t`` began (the run's start or its last kick)."""
     return recording.span(t, t, 1).segment_start

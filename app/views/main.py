@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import register
-from .base import PaneSpec, ViewScene, ViewSpec, recent
+from .base import PaneSpec, ViewScene, ViewSpec, pose_with_trail
 from .plots import MAIN_PLOTS
 
 #: the polhode pane shows omega's path over this much simulated time (s), as the plots do by default
@@ -35,42 +35,16 @@ def ghost_row() -> tuple:
     return (("exact ghost: the closed form", GHOST_COLOR),)
 
 
-class BodyPoses:
-    """Poses one :class:`~app.scene.RigidBodyScene` from a recording: the pose at t and the
-    trail of the last :func:`trail_seconds` (what the main and stability views share)."""
+class BodyView(ViewScene):
+    """One body in the pane ``body``, posed with its trail of the last :func:`trail_seconds`,
+    and its exact ghost: what the main and stability views share."""
 
-    @staticmethod
-    def pose_body(scene, recording, t: float):
-        """Pose ``scene`` at ``t``; returns the pose ``(c, q, w, L)`` or None (nothing recorded)."""
-        from ..scene.body_scene import TRAIL_POINTS
-
-        if scene.trail_visible:
-            span, pose, n = recent(recording, t, trail_seconds(), TRAIL_POINTS)
-            trail_q, trail_c = span["q"][:n], span["c"][:n]
-        else:
-            span, pose, n = recent(recording, t, 0.0, 1)
-            trail_q = trail_c = None
-        if pose is not None:
-            c, q, w, L = pose
-            scene.set_pose(c, q, w, L, trail_q=trail_q, trail_c=trail_c)
-        return pose
-
-
-class MainScene(ViewScene, BodyPoses):
-    """The body scene, its ghost and (live) the polhode pane."""
-
-    def __init__(self, plotters, scenarios, options=None, text_px=None):
-        from ..scene import PolhodeScene, RigidBodyScene
+    def __init__(self, plotters, scenarios, extra=None):
+        from ..scene import RigidBodyScene
         from ..scene.ghost import GhostBody
 
-        body = RigidBodyScene(plotters["body"], follow=True, trail=True, legend=False)
-        scenes = {"body": body}
-        if "polhode" in plotters:
-            scenes["polhode"] = PolhodeScene(plotters["polhode"])
+        scenes = {"body": RigidBodyScene(plotters["body"], follow=True, trail=True), **(extra or {})}
         super().__init__(scenarios, scenes, ghosts=(GhostBody(plotters["body"]),))
-        self.legend_rows = legend_rows()
-        self._segment = None
-        self.show(scenarios)
 
     def show(self, scenarios, reset_camera: bool = True) -> None:
         """(Re)build the scenes for ``scenarios`` (a new scenario in the window)."""
@@ -80,9 +54,6 @@ class MainScene(ViewScene, BodyPoses):
                                      w0=sc.angular_velocity, q0=sc.initial_state.q, reset_camera=reset_camera)
         self.ghosts[0].set_body(sc.rigid_body)
         self._restart_ghosts()
-        self._segment = float(sc.initial_state.t)
-        if "polhode" in self.scenes:
-            self.scenes["polhode"].set_body(sc.rigid_body, sc.angular_velocity)
 
     def set_follow(self, on: bool) -> None:
         self.scenes["body"].set_follow(on)
@@ -97,11 +68,39 @@ class MainScene(ViewScene, BodyPoses):
     def reset_camera(self, center=None) -> None:
         self.scenes["body"].reset_camera(center)
 
+    def pose_body(self, recording, t: float):
+        """Pose the body (and its ghost) at ``t``; returns the pose ``(c, q, w, L)`` or None."""
+        from ..scene.body_scene import TRAIL_POINTS
+
+        pose = pose_with_trail(self.scenes["body"], recording, t, trail_seconds(), TRAIL_POINTS,
+                               {"trail_q": "q", "trail_c": "c"})
+        self._pose_ghost(0, t)
+        return pose
+
+
+class MainScene(BodyView):
+    """The body scene, its ghost and (live) the polhode pane."""
+
+    def __init__(self, plotters, scenarios, options=None, text_px=None):
+        from ..scene import PolhodeScene
+
+        extra = {"polhode": PolhodeScene(plotters["polhode"])} if "polhode" in plotters else None
+        super().__init__(plotters, scenarios, extra)
+        self.legend_rows = legend_rows()
+        self._segment = None
+        self.show(scenarios)
+
+    def show(self, scenarios, reset_camera: bool = True) -> None:
+        super().show(scenarios, reset_camera)
+        sc = self.scenarios[0]
+        self._segment = float(sc.initial_state.t)
+        if "polhode" in self.scenes:
+            self.scenes["polhode"].set_body(sc.rigid_body, sc.angular_velocity)
+
     def pose(self, recordings, t: float, panes=None) -> None:
         rec = recordings[0]
         if panes is None or "body" in panes:
-            self.pose_body(self.scenes["body"], rec, t)
-            self._pose_ghost(0, t)
+            self.pose_body(rec, t)
         if "polhode" in self.scenes and (panes is None or "polhode" in panes):
             pose_polhode(self, self.scenes["polhode"], rec, t)
 

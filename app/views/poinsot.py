@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import register
-from .base import PaneSpec, ViewScene, ViewSpec, recent, segment_since
+from .base import PaneSpec, ViewScene, ViewSpec, pose_with_trail, segment_since
 from .main import pose_polhode
 from .plots import MAIN_PLOTS
 
@@ -99,16 +99,9 @@ class PoinsotView(ViewScene):
         rec = recordings[0]
         if panes is None or "construction" in panes:
             scene = self.scenes["construction"]
-            if scene.trail_visible:
-                # the traces start at the run's start or its last kick
-                span, pose, n = recent(rec, t, TRACE_SECONDS, TRACE_POINTS, since=segment_since(rec, t))
-                trail_q, trail_w = span["q"][:n], span["w"][:n]
-            else:
-                span, pose, n = recent(rec, t, 0.0, 1)
-                trail_q = trail_w = None
-            if pose is not None:
-                c, q, w, L = pose
-                scene.set_pose(c, q, w, L, trail_q=trail_q, trail_w=trail_w)
+            # the traces start at the run's start or its last kick
+            pose_with_trail(scene, rec, t, TRACE_SECONDS, TRACE_POINTS, {"trail_q": "q", "trail_w": "w"},
+                            since=segment_since(rec, t) if scene.trail_visible else None)
             self._pose_ghost(0, t)
         if panes is None or "family" in panes:
             pose_polhode(self, self.scenes["family"], rec, t)

@@ -7,8 +7,8 @@ import math
 import numpy as np
 
 from . import register
-from .base import PaneSpec, ViewOption, ViewScene, ViewSpec
-from .main import BodyPoses, legend_rows as body_legend
+from .base import PaneSpec, ViewOption, ViewSpec
+from .main import BodyView, legend_rows as body_legend
 from .plots import MAIN_PLOTS
 
 #: omega's track on the map covers this much simulated time (s), thinned to TRACK_POINTS
@@ -74,37 +74,25 @@ def legend_rows() -> tuple:
     return body_legend()[3:6] + (("ω's track on the map (last 30 s)", TRACK_COLOR),)
 
 
-class StabilityView(ViewScene, BodyPoses):
+class StabilityView(BodyView):
     """The body scene running the spin; ``track`` (lon, lat in degrees) is omega's track on
     the map after each pose of the ``map`` pane, drawn by the window (pyqtgraph) or by the
     export (:meth:`picture`, matplotlib)."""
 
     def __init__(self, plotters, scenarios, options=None, text_px=None):
-        from ..scene import RigidBodyScene
-        from ..scene.ghost import GhostBody
         from ..simulation.stability import map_frame
 
-        body = RigidBodyScene(plotters["body"], follow=True, trail=True, legend=False)
-        super().__init__(scenarios, {"body": body}, ghosts=(GhostBody(plotters["body"]),))
+        super().__init__(plotters, scenarios)
         self.legend_rows = legend_rows()
         self.options = dict(options or {})
         self.frame = map_frame(scenarios[0].rigid_body.principal()[1])
         self.track = (np.zeros(0), np.zeros(0))
         self.show(scenarios)
 
-    def show(self, scenarios, reset_camera: bool = True) -> None:
-        self.scenarios = tuple(scenarios)
-        sc = self.scenarios[0]
-        self.scenes["body"].set_body(sc.rigid_body, center=np.asarray(sc.position, dtype=float),
-                                     w0=sc.angular_velocity, q0=sc.initial_state.q, reset_camera=reset_camera)
-        self.ghosts[0].set_body(sc.rigid_body)
-        self._restart_ghosts()
-
     def pose(self, recordings, t: float, panes=None) -> None:
         rec = recordings[0]
         if panes is None or "body" in panes:
-            self.pose_body(self.scenes["body"], rec, t)
-            self._pose_ghost(0, t)
+            self.pose_body(rec, t)
         if panes is None or "map" in panes:
             self.track = map_track(rec.span(t - TRACK_SECONDS, t, TRACK_POINTS)["w"], self.frame)
 
