@@ -154,7 +154,7 @@ def test_colour_key_and_ghost_choices_reach_the_command(qtbot, dialog, tmp_path)
     dialog.ghost_check.setChecked(True)
     overlay = dialog.settings().overlay
     assert overlay.legend and overlay.ghost
-    argv = protocol.command(tmp_path / "s.toml", dialog.settings(), view_args=dialog.view_args)
+    argv = protocol.command(tmp_path / "s.toml", dialog.settings(), view=dialog.view, options=dialog.options)
     assert argv[argv.index("--overlay") + 1] == "time,flips,title,legend,ghost"
     other = ExportDialog(load("rocket-top"), out=tmp_path / "r.mp4", view="compare",
                          options={"integrators": ("rk4", "rk4")})

@@ -298,4 +298,3 @@ def test_the_export_dialog_s_command_names_the_view_and_its_options_from_the_reg
     args = build_parser().parse_args(argv[3:])
     assert args.view == name and args.overlay == "time,flips,title,legend,ghost"
     assert _view_options(args, get_view(name)) == options
-    assert protocol.command(tmp_path / "s.toml", settings, view_args=("--view", name))[-2:] == ["--view", name]

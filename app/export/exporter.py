@@ -92,15 +92,15 @@ class FrameComposer:
         try:
             plotters = {p.name: pane for p, pane in zip(three, self.canvas.panes)}
             self.view = spec.build(plotters, scenarios, options, text_px(h))
-            if getattr(ov, "ghost", False):
+            if ov.ghost:
                 self.view.set_ghost_visible(True)
             rows = tuple(self.view.legend_rows)
-            if getattr(ov, "ghost", False):
+            if ov.ghost:
                 from ..views.main import ghost_row
 
                 rows += ghost_row()
             self.canvas.finish(plan.title, status=ov.time or ov.flips,
-                               legend_rows=rows if getattr(ov, "legend", False) else (),
+                               legend_rows=rows if ov.legend else (),
                                title_corner=spec.title_corner, legend_corner=spec.legend_corner)
             for k, pane in enumerate(panes[len(three):], start=len(three)):
                 size = (edges[k + 1] - edges[k], h)
@@ -194,7 +194,7 @@ def export(view, scenarios, settings: ExportSettings | ExportPlan,
     if plan.format not in FORMATS.values():
         raise ParameterError("out", str(plan.out), "end in " + ", ".join(FORMATS) + f" for --view {spec.name} "
                              "(the trajectory and scenario data are the main view's)")
-    if getattr(plan.overlay, "ghost", False):
+    if plan.overlay.ghost:
         check_ghost(scenarios)
     t_begin = time.perf_counter()
     timelines = [simulate_timeline(sc, plan) for sc in scenarios]

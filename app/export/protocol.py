@@ -45,17 +45,15 @@ def view_argv(view: str | None, options=None) -> list:
     return argv
 
 
-def command(scenario_toml, settings, python: str | None = None, view_args=(), view: str | None = None,
-            options=None) -> list:
+def command(scenario_toml, settings, python: str | None = None, view: str = "main", options=None) -> list:
     """argv of the child process exporting ``settings`` for the scenario file ``scenario_toml``.
 
     ``view`` names a registered view and ``options`` its own options (``{"integrators": (A, B),
-    "dts": (DT_A, DT_B)}`` for compare), see :func:`view_argv`; ``view_args`` (argv as is, kept
-    for callers that still hand them) is used when ``view`` is None; the main view when both are empty.
+    "dts": (DT_A, DT_B)}`` for compare), see :func:`view_argv`.
     """
     ov = settings.overlay
     parts = [k for k, on in (("time", ov.time), ("flips", ov.flips), ("title", ov.title is not None),
-                             ("legend", getattr(ov, "legend", False)), ("ghost", getattr(ov, "ghost", False))) if on]
+                             ("legend", ov.legend), ("ghost", ov.ghost)) if on]
     argv = [python or sys.executable, "-m", "app", "export", str(scenario_toml), "--out", str(settings.out),
             "--start", repr(float(settings.start)), "--speed", repr(float(settings.speed)),
             "--overlay", ",".join(parts) or "none", "--progress-json"]
@@ -69,7 +67,7 @@ def command(scenario_toml, settings, python: str | None = None, view_args=(), vi
         argv.append("--with-plots")
     if ov.title:
         argv += ["--title", ov.title]
-    return argv + (view_argv(view, options) if view is not None else [str(a) for a in view_args])
+    return argv + view_argv(view, options)
 
 
 def parse_line(line: str) -> dict | None:
