@@ -194,7 +194,8 @@ def recent(recording, t: float, seconds: float, max_points: int, since: float | 
     if len(span) and span["t"][-1] == t:
         return span, tuple(span[k][-1] for k in ("c", "q", "w", "L")), len(span)
     ahead = recording.span(t, t + AHEAD_SECONDS)
-    rows = {k: np.concatenate([span[k], ahead[k][:1]]) for k in ("t", "c", "q", "w", "L")}
+    # the two samples around t are all the interpolation needs
+    rows = {k: np.concatenate([span[k][-1:], ahead[k][:1]]) for k in ("t", "c", "q", "w", "L")}
     if not len(rows["t"]):
         return span, None, 0
     c, q, w, L, _ = pose_at(rows, t)
