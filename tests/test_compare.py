@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import os
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -30,18 +28,9 @@ from app.simulation.compare import (
     variant,
 )
 from app.simulation.stability_job import StabilityJob
+from cli_run import headless_env, tumble_headless as tumble
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def headless_env() -> dict:
-    """This environment without a display, as on a server."""
-    return {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
-
-
-def tumble(*args, env=None, timeout=180) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "app", *map(str, args)], cwd=ROOT, env=env or headless_env(),
-                          capture_output=True, text=True, timeout=timeout)
 
 
 def mp4_frames(path) -> list:

@@ -4,8 +4,6 @@ energy that only falls, the major-axis rule and its final energy, Explorer 1, fi
 import dataclasses
 import json
 import math
-import subprocess
-import sys
 import time
 
 import numpy as np
@@ -21,6 +19,7 @@ from app.physics.integrators import INTEGRATORS, ORDERS, Propagator, simulate
 from app.physics.model import compile_model
 from app.physics.state import State
 from app.scenario import dumps, load, loads_toml
+from cli_run import tumble
 
 FIXED_STEP = sorted(ORDERS)
 #: every method that carries a damper (the splittings and exact refuse it)
@@ -261,11 +260,6 @@ duration = 1.0
 """
 
 
-def _run(args, cwd, timeout=120):
-    return subprocess.run([sys.executable, "-m", "app", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=timeout)
-
-
 def test_toml_round_trip_keeps_the_damper_and_the_sphere_rate():
     sc = loads_toml(DAMPER_TOML)
     assert sc.rigid_body.damper == Damper(0.05, 0.05)
@@ -295,12 +289,11 @@ def test_bad_damper_input_exits_2_with_one_line(simulate_refuses, old, new, fiel
     simulate_refuses(DAMPER_TOML.replace(old, new, 1), field)
 
 
-def test_simulate_writes_the_sphere_rate_and_the_total_momentum(tmp_path, root):
+def test_simulate_writes_the_sphere_rate_and_the_total_momentum(tmp_path):
     path = tmp_path / "d.toml"
     path.write_text(DAMPER_TOML)
     out = tmp_path / "d.csv"
-    res = _run(["simulate", str(path), "--outputs", "DamperAngularVelocity", "--sample", "0.1", "--out", str(out)],
-               root)
+    res = tumble("simulate", str(path), "--outputs", "DamperAngularVelocity", "--sample", "0.1", "--out", str(out))
     assert res.returncode == 0, res.stderr
     header = out.read_text().splitlines()[0].split(",")
     assert header[-3:] == ["wdx", "wdy", "wdz"]
@@ -317,23 +310,23 @@ def test_simulate_writes_the_sphere_rate_and_the_total_momentum(tmp_path, root):
     assert np.max(np.linalg.norm(L - L[0], axis=1)) < 1e-10 * np.linalg.norm(L[0])
 
 
-def test_the_sphere_rate_output_needs_a_damper(tmp_path, root):
+def test_the_sphere_rate_output_needs_a_damper(tmp_path):
     out = tmp_path / "x.csv"
-    res = _run(["simulate", "boxes-simple", "--outputs", "DamperAngularVelocity", "--out", str(out)], root)
+    res = tumble("simulate", "boxes-simple", "--outputs", "DamperAngularVelocity", "--out", str(out))
     assert res.returncode == 2
     assert len(res.stderr.strip().splitlines()) == 1 and "--outputs must" in res.stderr and not out.exists()
 
 
-def test_inspect_gives_the_final_energy_of_a_damper(tmp_path, root):
+def test_inspect_gives_the_final_energy_of_a_damper(tmp_path):
     path = tmp_path / "d.toml"
     path.write_text(DAMPER_TOML)
-    info = json.loads(_run(["inspect", str(path), "--json"], root).stdout)
+    info = json.loads(tumble("inspect", str(path), "--json").stdout)
     sc = loads_toml(DAMPER_TOML)
     L = sc.rigid_body.inertia @ np.array(sc.angular_velocity) + 0.05 * np.array([0.0, 0.0, 1.5])
     I3 = max(np.diag(sc.rigid_body.inertia))
     assert info["final_energy"] == pytest.approx(L @ L / (2 * (I3 + 0.05)), rel=1e-14)
     assert info["rotor_threshold"] is None and info["flip_period"] is None
-    rigid = json.loads(_run(["inspect", "boxes-complex", "--json"], root).stdout)
+    rigid = json.loads(tumble("inspect", "boxes-complex", "--json").stdout)
     assert rigid["final_energy"] is None and rigid["rotor_threshold"] is None
 
 

@@ -33,22 +33,11 @@ from app.export.settings import GIF_DEFAULT_FPS, GIF_DEFAULT_SIZE
 from app.physics.errors import ParameterError
 from app.scenario import SolverSpec, load
 from app.scene.style import AXIS_COLORS, BACKGROUND
+from cli_run import headless_env, tumble_headless as tumble
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ["--size", "320x240"]
 CLIP = ["--duration", "2", "--fps", "15"]  # 30 frames
-
-
-def headless_env(**extra) -> dict:
-    """This environment without a display, as on a server."""
-    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
-    env.update(extra)
-    return env
-
-
-def tumble(*args, env=None, timeout=180) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "app", *map(str, args)], cwd=ROOT, env=env or headless_env(),
-                          capture_output=True, text=True, timeout=timeout)
 
 
 def ffmpeg_exe() -> str:

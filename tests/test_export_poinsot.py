@@ -3,9 +3,6 @@ run, with the window's own scenes; the command line runs with no display."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import imageio.v3 as iio
@@ -16,17 +13,12 @@ from app.export import ExportSettings, plan_export, sequence_paths
 from app.physics import quaternion as quat
 from app.scenario import load
 from app.scene.style import BACKGROUND
+from cli_run import tumble_headless as tumble
 
 ROOT = Path(__file__).resolve().parents[1]
 BACKGROUND_RGB = np.array([int(BACKGROUND[k:k + 2], 16) for k in (1, 3, 5)])
 #: a pixel counts as drawn when it differs from the background by this much (sum of 0-255 units)
 DRAWN_DISTANCE = 40
-
-
-def tumble(*args, timeout=180) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
-    return subprocess.run([sys.executable, "-m", "app", *map(str, args)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=timeout)
 
 
 def test_cli_writes_the_poinsot_view_with_no_display(tmp_path):

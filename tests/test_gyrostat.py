@@ -4,8 +4,6 @@ conserves, the linear stability theory over random bodies, the threshold figure,
 import dataclasses
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -20,6 +18,7 @@ from app.physics.integrators import INTEGRATORS, ORDERS, Propagator, simulate
 from app.physics.model import compile_model
 from app.physics.state import State
 from app.scenario import dumps, load, loads_toml
+from cli_run import tumble
 
 ROTOR_INTEGRATORS = [n for n in INTEGRATORS if n not in ("exact", "splitting", "splitting4")]
 ORDER_SLACK = 0.3
@@ -260,11 +259,6 @@ duration = 1.0
 """
 
 
-def _run(args, cwd, timeout=120):
-    return subprocess.run([sys.executable, "-m", "app", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=timeout)
-
-
 def test_toml_round_trip_keeps_the_rotor():
     sc = loads_toml(ROTOR_TOML)
     assert sc.rigid_body.rotor.momentum == 0.7
@@ -301,10 +295,10 @@ def test_the_physics_refuses_a_zero_or_non_finite_axis_and_normalises_any_other(
         np.testing.assert_allclose(Rotor(axis, 1.0).axis, np.full(3, 1 / math.sqrt(3)), rtol=1e-15)
 
 
-def test_inspect_gives_the_threshold_and_null_where_it_is_not_defined(tmp_path, root):
+def test_inspect_gives_the_threshold_and_null_where_it_is_not_defined(tmp_path):
     path = tmp_path / "g.toml"
     path.write_text(ROTOR_TOML)
-    info = json.loads(_run(["inspect", str(path), "--json"], root).stdout)
+    info = json.loads(tumble("inspect", str(path), "--json").stdout)
     I = np.diag(loads_toml(ROTOR_TOML).rigid_body.inertia)
     assert info["rotor_threshold"] == pytest.approx((I[0] - I[1]) * 4.99695, rel=1e-14)
     assert info["final_energy"] is None and info["flip_period"] is None
@@ -314,7 +308,7 @@ def test_inspect_gives_the_threshold_and_null_where_it_is_not_defined(tmp_path, 
     for text, name in ((off, "off.toml"), (both, "both.toml")):
         path = tmp_path / name
         path.write_text(text)
-        res = _run(["inspect", str(path), "--json"], root)
+        res = tumble("inspect", str(path), "--json")
         assert res.returncode == 0, res.stderr
         info = json.loads(res.stdout)
         assert info["final_energy"] is None

@@ -14,7 +14,6 @@ from app.physics import diagnostics, quaternion as quat
 from app.physics.errors import DivergenceError, ParameterError
 from app.physics.integrators import ORDERS, Propagator, simulate
 from app.physics.loads import Force, Loads, Torque
-from app.physics.model import compile_model
 from app.physics.state import State
 from app.scenario import load
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 import sys
 
 import numpy as np
@@ -15,6 +14,7 @@ import trimesh
 from app.physics.errors import ParameterError
 from app.scenario import dumps, load, loads_toml, save
 from app.scenario.meshes import body_from_geometry, measure, mesh_body
+from cli_run import tumble
 
 #: relative agreement of trimesh's integrals with the closed forms: both are exact for
 #: polyhedra, so only round-off separates them (sums over 12-24 faces of products of
@@ -58,10 +58,6 @@ def write_scenario(folder, body_lines, name="s.toml"):
     path = folder / name
     path.write_text("[body]\n" + "\n".join(body_lines) + "\n[initial]\nangular_velocity = [1.0, 0.0, 0.0]\n")
     return path
-
-
-def tumble(*args):
-    return subprocess.run([sys.executable, "-m", "app", *map(str, args)], capture_output=True, text=True)
 
 
 # ----------------------------------------------------------------- mass properties

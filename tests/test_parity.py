@@ -8,12 +8,9 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from app.physics import body as B
 from app.physics import diagnostics, quaternion as quat
 from app.physics.errors import ParameterError
 from app.physics.integrators import simulate
-from app.physics.loads import Loads, Torque
-from app.physics.state import State
 from app.scenario import load, loads_toml
 from app.simulation.table import trajectory_table
 

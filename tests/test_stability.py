@@ -4,8 +4,6 @@ single runs; the npz and PNG contracts; bad input exits 2 with one line."""
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -22,13 +20,10 @@ from app.simulation.stability import (
     stability_map,
     write_png,
 )
+from cli_run import tumble
 
 NPZ_KEYS = {"directions", "wander", "flip_period", "first_flip", "moments", "principal_axes", "map_frame",
             "axis_wander", "axis_labels", "omega_norm", "duration", "dt", "integrator"}
-
-
-def tumble(*args):
-    return subprocess.run([sys.executable, "-m", "app", *map(str, args)], capture_output=True, text=True)
 
 
 @pytest.fixture(scope="module")

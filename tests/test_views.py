@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,6 +14,7 @@ from app.export import ExportSettings, Overlay, plan_export, sequence_paths
 from app.physics.errors import ParameterError
 from app.scenario import load
 from app.views import get_view, view_names
+from cli_run import tumble_headless as tumble
 
 ROOT = Path(__file__).resolve().parents[1]
 #: three frames, small: the export machinery is what is tested, not the picture's size
@@ -23,12 +22,6 @@ SIZE = (320, 240)
 FRAMES, FPS = 3, 10
 #: the live pose and the exported pose of the same run at the same time (see the test)
 POSE_TOLERANCE = 1e-12
-
-
-def tumble(*args, timeout=180) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
-    return subprocess.run([sys.executable, "-m", "app", *map(str, args)], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=timeout)
 
 
 def _export(name, out, overlay=None, with_plots=False, start=1.0, size=SIZE):
