@@ -16,15 +16,13 @@ def root() -> Path:
 def simulate_refuses(tmp_path):
     """``check(toml_text, field)``: ``tumble simulate`` of that file, run in a child, exits 2
     with one line ``FIELD must ... got ...`` on stderr and writes no output."""
-    import subprocess
-    import sys
+    from cli_run import tumble
 
     def check(text: str, field: str) -> None:
         path = tmp_path / "bad.toml"
         path.write_text(text)
         out = tmp_path / "x.csv"
-        res = subprocess.run([sys.executable, "-m", "app", "simulate", str(path), "--out", str(out)],
-                             capture_output=True, text=True, cwd=ROOT, timeout=120)
+        res = tumble("simulate", path, "--out", out, timeout=120)
         assert res.returncode == 2, res.stderr
         lines = res.stderr.strip().splitlines()
         assert len(lines) == 1 and field + " must " in lines[0] and "got" in lines[0], res.stderr

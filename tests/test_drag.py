@@ -1,12 +1,11 @@
 """The drag load: closed forms, the dissipation identity, a general body against scipy, files."""
 
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
+from cli_run import tumble
 
 from app.physics import quaternion as quat
 from app.physics.body import box, cylinder, ellipsoid, from_vector6
@@ -290,11 +289,10 @@ def test_bad_drag_in_a_file_exits_2_with_one_line(simulate_refuses, old, new, fi
     simulate_refuses(DRAG_TOML.replace(old, new, 1), field)
 
 
-def test_a_dragged_scenario_simulates_from_the_command_line(tmp_path, root):
+def test_a_dragged_scenario_simulates_from_the_command_line(tmp_path):
     path = tmp_path / "drag.toml"
     path.write_text(DRAG_TOML)
     out = tmp_path / "x.csv"
-    res = subprocess.run([sys.executable, "-m", "app", "simulate", str(path), "--out", str(out)],
-                         capture_output=True, text=True, cwd=root, timeout=120)
+    res = tumble("simulate", path, "--out", out, timeout=120)
     assert res.returncode == 0, res.stderr
     assert out.exists()
