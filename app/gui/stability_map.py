@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 
-from ..views.stability import map_position  # noqa: F401  (the window's imports)
+from ..views.stability import map_position
 
 #: marker symbol of each principal axis (ascending moments: minor, intermediate, major)
 AXIS_SYMBOLS = ("o", "star", "s")

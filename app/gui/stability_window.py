@@ -41,11 +41,11 @@ from ..scenario import Scenario
 from ..scene.style import L_COLOR, OMEGA_COLOR, TRAIL_COLOR
 from ..simulation.stability import DEFAULT_DIRECTIONS, DEFAULT_DURATION, axis_labels, map_frame
 from ..simulation.stability_job import StabilityJob
-from ..views.stability import COLOR_MAP, TRACK_COLOR
+from ..views.stability import COLOR_MAP, TRACK_COLOR, map_position
 from . import settings as keys
 from .plots import release_menus
 from .shell import ViewWindow
-from .stability_map import add_axis_markers, body_direction, map_position
+from .stability_map import add_axis_markers, body_direction
 from .theme import MUTED_TEXT
 from .window_parts import END_OF_RUN, END_OF_RUN_TIP, add_action, overlay_label, save_window_png
 
