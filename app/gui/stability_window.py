@@ -74,7 +74,7 @@ class StabilityWindow(ViewWindow):
     spin_loaded = pyqtSignal(object)
 
     VIEW = "stability"
-    COMMANDS = ("play", "step", "reset", "kick", "camera")
+    COMMANDS = ("play", "step", "reset", "kick", "export", "camera")
     STATUS_FIELDS = (("time", "simulated time of the spin beside the map"), ("fps", "scene frames drawn per second"),
                      ("flips", "reversals of the intermediate-axis component of ω"))
     TIPS = {"play": "Play or pause the spin beside the map", "step": "Pause the spin and advance one frame",
@@ -165,7 +165,7 @@ class StabilityWindow(ViewWindow):
                                       "Open the main window on this spin, with the parameter panel and the plots")
 
     def _file_actions(self) -> list:
-        return [self.main_action, None, self.shot_action, None, self.quit_action]
+        return [self.main_action, None, self.export_action, None, self.shot_action, None, self.quit_action]
 
     def _build_view_toolbars(self, stored) -> None:
         directions, duration = self._map_choice
@@ -338,6 +338,13 @@ class StabilityWindow(ViewWindow):
         self.choice_marker.setData([lon], [lat])
 
     # ------------------------------------------------------------------ commands (GUI thread)
+
+    def view_options(self) -> dict:
+        """The exported map as the window computes it: its directions and simulated time (only
+        the export draws the map from these; the window's own map has its own job)."""
+        if not hasattr(self, "directions_box"):  # the shell builds the view before the choosers
+            return {}
+        return {"directions": self.directions_box.value(), "map_duration": self.duration_box.value()}
 
     def current_scenario(self):
         return self.chosen, self.preset if self.chosen is self.base else None

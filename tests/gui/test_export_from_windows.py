@@ -90,3 +90,13 @@ def test_the_3d_view_is_saved_at_the_scene_size(open_window, tmp_path):
     w, h = window.scene_view.window_size
     assert image.shape[:2] == (h, w)
     assert image.std() > 5  # not a blank picture
+
+
+def test_the_stability_view_exports_its_map_as_the_window_computes_it(open_view):
+    window = open_view("t-handle", view="stability", paused=True, directions=300)
+    assert "Export animation…" in _menu_texts(window)
+    window.duration_box.setValue(5.0)
+    dialog = window.export_animation_dialog()
+    assert dialog.view_args == ("--view", "stability", "--directions", "300", "--map-duration", "5.0")
+    assert dialog.scenario is window.chosen
+    dialog.close()
