@@ -1,4 +1,4 @@
-"""``python -m app``: the same entry point as the ``tumble`` command."""
+"""``python -m tumble``: the same entry point as the ``tumble`` command."""
 
 import sys
 

@@ -386,7 +386,7 @@ COMMANDS.update({"fit": cmd_fit, "fit-bench": cmd_fit_bench})
 
 
 def main(argv=None) -> int:
-    """Entry point of ``tumble`` and ``python -m app``; returns the exit status."""
+    """Entry point of ``tumble`` and ``python -m tumble``; returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
     from .physics.errors import DivergenceError, ParameterError, shorten
 

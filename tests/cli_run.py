@@ -20,7 +20,7 @@ def headless_env(**extra) -> dict:
 
 def tumble(*args, env=None, timeout=180) -> subprocess.CompletedProcess:
     """``tumble ARGS`` run from the repository root in this environment (or ``env``)."""
-    return subprocess.run([sys.executable, "-m", "app", *map(str, args)], cwd=ROOT, env=env,
+    return subprocess.run([sys.executable, "-m", "tumble", *map(str, args)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 

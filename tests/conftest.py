@@ -37,7 +37,7 @@ def synthetic_timeline():
     component is a different known function of t (drifts of ``scale`` * 4e-12), flips at 1.5, 3, 6.5 s."""
     import numpy as np
 
-    from app.export.timeline import Timeline
+    from tumble.export.timeline import Timeline
 
     def make(scale: float = 1.0, n: int = 2001, t_end: float = 8.0) -> Timeline:
         t = np.linspace(0.0, t_end, n)
@@ -93,10 +93,10 @@ def probe_view(monkeypatch):
     window (as a new module in app/views/ would register it), for one test only."""
     import dataclasses
 
-    from app import views
-    from app.views.poinsot import SPEC as POINSOT
+    from tumble import views
+    from tumble.views.poinsot import SPEC as POINSOT
 
     spec = dataclasses.replace(POINSOT, name="probe", title="Tumble: probe", description="a view added for a test",
-                               window="app.gui.main_window:MainWindow")
+                               window="tumble.gui.main_window:MainWindow")
     monkeypatch.setitem(views._VIEWS, "probe", spec)
     return spec

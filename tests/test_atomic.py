@@ -7,7 +7,7 @@ import stat
 
 import pytest
 
-from app.atomic import atomic_path, write_text
+from tumble.atomic import atomic_path, write_text
 
 
 def _umask() -> int:

@@ -12,7 +12,7 @@ KEYS = ["scenario", "integrator", "dt", "pos_err_max", "pos_err_rms", "vel_err_m
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "app", "bench", *args], capture_output=True, text=True)
+    return subprocess.run([sys.executable, "-m", "tumble", "bench", *args], capture_output=True, text=True)
 
 
 def test_bench_json_rows_and_accuracy_ordering(tmp_path):
@@ -56,8 +56,8 @@ def test_bench_table_fits_100_columns_and_says_why_a_row_does_not_apply():
 def test_text_table_fits_100_columns_at_its_widest():
     """Every cell at its longest: the longest integrator name, 7-character steps, figures with
     three-digit exponents, and a long reason a row does not apply."""
-    from app.physics.integrators import INTEGRATORS
-    from app.simulation.benchmark import COLUMNS, text_table
+    from tumble.physics.integrators import INTEGRATORS
+    from tumble.simulation.benchmark import COLUMNS, text_table
 
     rows = [{"scenario": "s" * 200, "integrator": name, "dt": 2.5e-05,
              **{k: 1.2345e-300 for k in COLUMNS[3:]}, "wall_per_sim_s": 1.234e+200,

@@ -24,7 +24,7 @@ def run_bench(tmp_path, *args):
     env = dict(os.environ, XDG_CONFIG_HOME=str(tmp_path), PYTHONPATH=str(ROOT))
     env.pop("TUMBLE_DEBUG", None)
     assert env.get("DISPLAY"), "pytest-xvfb gives the session a display"
-    return subprocess.run([sys.executable, "-m", "app", "bench", "--gui", *args], cwd=ROOT, env=env,
+    return subprocess.run([sys.executable, "-m", "tumble", "bench", "--gui", *args], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=TIMEOUT_S)
 
 

@@ -1,6 +1,6 @@
 """Bad input found by fuzzing (issue 10, section 5): each finding refused on one line, exit 2.
 
-Run in process through ``app.cli.main`` (fast); ``tests/test_fuzz_cli.py`` generates many
+Run in process through ``tumble.cli.main`` (fast); ``tests/test_fuzz_cli.py`` generates many
 more and runs the heavy ones in a child process with its memory and time bounded.
 """
 
@@ -14,12 +14,12 @@ import time
 import numpy as np
 import pytest
 
-from app.cli import build_parser, main
-from app.physics import integrators
-from app.physics.errors import DivergenceError, ParameterError, format_value, shorten
-from app.physics.integrators import INTEGRATORS, check_run_size, simulate
-from app.scenario import load, loads_toml
-from app.scenario.files import MAX_KEY_PARTS, MAX_TOML_DEPTH, check_toml_shape
+from tumble.cli import build_parser, main
+from tumble.physics import integrators
+from tumble.physics.errors import DivergenceError, ParameterError, format_value, shorten
+from tumble.physics.integrators import INTEGRATORS, check_run_size, simulate
+from tumble.scenario import load, loads_toml
+from tumble.scenario.files import MAX_KEY_PARTS, MAX_TOML_DEPTH, check_toml_shape
 
 PRECIOUS = "precious\n"
 
@@ -118,7 +118,7 @@ def test_a_stability_map_of_1e300_seconds_is_refused_not_answered_with_zeros(cap
 def test_a_long_stability_map_covers_its_whole_run():
     """The cause of "wander 0": the end-of-run test compared a chunk's span with the whole
     duration (644 s <= 1e-12 * 1e300), so the loop stopped before its first step."""
-    from app.simulation.stability import stability_map
+    from tumble.simulation.stability import stability_map
 
     seen = []
     body = load("t-handle").rigid_body
@@ -164,8 +164,8 @@ def test_the_toml_scanner_reads_strings_comments_and_keys_as_toml_does():
 
 
 def test_every_preset_passes_the_toml_scanner():
-    from app.scenario import preset_names
-    from app.scenario.files import PRESETS_DIR
+    from tumble.scenario import preset_names
+    from tumble.scenario.files import PRESETS_DIR
 
     for name in preset_names():
         check_toml_shape((PRESETS_DIR / f"{name}.toml").read_text())
@@ -197,7 +197,7 @@ def test_a_trailing_slash_names_a_folder_and_never_overwrites_the_file(capsys, f
 
 
 def test_a_failing_write_names_the_target_not_the_temporary(tmp_path):
-    from app.atomic import atomic_path
+    from tumble.atomic import atomic_path
 
     target = tmp_path / "out.csv"
     with pytest.raises(OSError) as info:
@@ -249,7 +249,7 @@ def test_derived_quantities_must_be_finite(capsys, folder):
 
 
 def test_a_table_that_overflows_is_a_failed_run():
-    from app.simulation.table import check_finite
+    from tumble.simulation.table import check_finite
 
     check_finite({"t": np.array([0.0, 1.0]), "E": np.array([1.0, 2.0])})
     with pytest.raises(DivergenceError, match="column E of row 1 is not finite"):
@@ -333,7 +333,7 @@ def test_ctrl_c_stops_a_long_run_on_one_line_and_writes_nothing(tmp_path, root):
     out = tmp_path / "X.csv"
     out.write_text(PRECIOUS)
     # 1e8 steps of midpoint: a legitimate run of about a minute
-    proc = subprocess.Popen([sys.executable, "-m", "app", "simulate", "boxes-complex", "--integrator", "midpoint",
+    proc = subprocess.Popen([sys.executable, "-m", "tumble", "simulate", "boxes-complex", "--integrator", "midpoint",
                              "--duration", "1e5", "--sample", "10", "--out", str(out)],
                             cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(4)

@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app.physics.errors import ParameterError
-from app.scenario import load
-from app.scene.compare import SIDE_COLORS
-from app.scene.style import BACKGROUND
-from app.simulation.compare import (
+from tumble.physics.errors import ParameterError
+from tumble.scenario import load
+from tumble.scene.compare import SIDE_COLORS
+from tumble.scene.style import BACKGROUND
+from tumble.simulation.compare import (
     DEFAULT_DT,
     DEFAULT_INTEGRATORS,
     default_pair,
@@ -27,7 +27,7 @@ from app.simulation.compare import (
     side_label,
     variant,
 )
-from app.simulation.stability_job import StabilityJob
+from tumble.simulation.stability_job import StabilityJob
 from cli_run import headless_env, tumble_headless as tumble
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from app.physics import gyrostat
-from app.physics import quaternion as quat
-from app.physics.body import Damper, box, from_vector6
-from app.physics.diagnostics import angular_momentum, diagnose, kinetic_energy
-from app.physics.errors import ParameterError
-from app.physics.integrators import INTEGRATORS, ORDERS, Propagator, simulate
-from app.physics.model import compile_model
-from app.physics.state import State
-from app.scenario import dumps, load, loads_toml
+from tumble.physics import gyrostat
+from tumble.physics import quaternion as quat
+from tumble.physics.body import Damper, box, from_vector6
+from tumble.physics.diagnostics import angular_momentum, diagnose, kinetic_energy
+from tumble.physics.errors import ParameterError
+from tumble.physics.integrators import INTEGRATORS, ORDERS, Propagator, simulate
+from tumble.physics.model import compile_model
+from tumble.physics.state import State
+from tumble.scenario import dumps, load, loads_toml
 from cli_run import tumble
 
 FIXED_STEP = sorted(ORDERS)
@@ -333,7 +333,7 @@ def test_inspect_gives_the_final_energy_of_a_damper(tmp_path):
 def test_a_kick_leaves_the_sphere_turning_as_it_was():
     """An impulse on the body's shell changes w at once; the sphere, coupled only through
     the viscous torque, keeps its rate (the worker's kick)."""
-    from app.simulation import SimulationWorker
+    from tumble.simulation import SimulationWorker
 
     sc = loads_toml(DAMPER_TOML)
     worker = SimulationWorker(sc, running=False)

@@ -7,15 +7,15 @@ import pytest
 from scipy.integrate import solve_ivp
 from cli_run import tumble
 
-from app.physics import quaternion as quat
-from app.physics.body import box, cylinder, ellipsoid, from_vector6
-from app.physics.diagnostics import angular_acceleration_body, rotational_energy
-from app.physics.errors import ParameterError
-from app.physics.integrators import INTEGRATORS, ORDERS, Propagator, simulate
-from app.physics.loads import Drag, Loads, Torque, drag_torque
-from app.physics.model import compile_model
-from app.physics.state import State
-from app.scenario import dumps, loads_toml
+from tumble.physics import quaternion as quat
+from tumble.physics.body import box, cylinder, ellipsoid, from_vector6
+from tumble.physics.diagnostics import angular_acceleration_body, rotational_energy
+from tumble.physics.errors import ParameterError
+from tumble.physics.integrators import INTEGRATORS, ORDERS, Propagator, simulate
+from tumble.physics.loads import Drag, Loads, Torque, drag_torque
+from tumble.physics.model import compile_model
+from tumble.physics.state import State
+from tumble.scenario import dumps, loads_toml
 
 #: every integrator that accepts torques, with its order (dop853 is adaptive: no order)
 FIXED_STEP = sorted(ORDERS)
@@ -230,7 +230,7 @@ def test_general_body_with_products_of_inertia_matches_scipy_at_each_order():
 
 def test_fast_paths_stay_off_only_without_loads():
     body = box(1.0, (0.1, 0.4, 0.9))
-    from app.physics import kernels
+    from tumble.physics import kernels
 
     free = compile_model(body)
     dragged = compile_model(body, Loads(drags=[Drag("linear", [0.0, 0.0, 1e-3])]))

@@ -21,8 +21,8 @@ from scipy import special
 from scipy.integrate import solve_ivp
 from scipy.spatial.transform import Rotation
 
-from app.physics import exact
-from app.physics.errors import ParameterError
+from tumble.physics import exact
+from tumble.physics.errors import ParameterError
 
 EPS = np.finfo(float).eps
 #: global error of the DOP853 reference at rtol = atol = 1e-13 over ~10 s, relative to |omega|

@@ -1,6 +1,6 @@
 """Animation and data export: decode what was written, from the command line with no display.
 
-The command-line tests run ``python -m app export`` in a subprocess whose environment has
+The command-line tests run ``python -m tumble export`` in a subprocess whose environment has
 no DISPLAY (EGL offscreen rendering), as on a headless server; the in-process tests use
 whatever display pytest-xvfb provides. Sizes are small where the size does not matter.
 """
@@ -19,7 +19,7 @@ import imageio.v3 as iio
 import numpy as np
 import pytest
 
-from app.export import (
+from tumble.export import (
     ExportCancelled,
     ExportSettings,
     Overlay,
@@ -29,10 +29,10 @@ from app.export import (
     plan_export,
     sequence_paths,
 )
-from app.export.settings import GIF_DEFAULT_FPS, GIF_DEFAULT_SIZE
-from app.physics.errors import ParameterError
-from app.scenario import SolverSpec, load
-from app.scene.style import AXIS_COLORS, BACKGROUND
+from tumble.export.settings import GIF_DEFAULT_FPS, GIF_DEFAULT_SIZE
+from tumble.physics.errors import ParameterError
+from tumble.scenario import SolverSpec, load
+from tumble.scene.style import AXIS_COLORS, BACKGROUND
 from cli_run import headless_env, tumble_headless as tumble
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -339,7 +339,7 @@ def test_cancel_leaves_nothing_and_keeps_the_old_file(tmp_path, t_handle, name):
 def test_progress_json_and_cancel_on_stdin(tmp_path):
     """The protocol of the window's dialog: progress lines on stdout, 'cancel' on stdin."""
     out = tmp_path / "long.mp4"
-    proc = subprocess.Popen([sys.executable, "-m", "app", "export", "t-handle", "--out", str(out),
+    proc = subprocess.Popen([sys.executable, "-m", "tumble", "export", "t-handle", "--out", str(out),
                              "--duration", "20", "--fps", "30", *SMALL, "--progress-json"], cwd=ROOT,
                             env=headless_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
@@ -401,8 +401,8 @@ def test_the_default_title_is_the_name_without_the_window_s_notes(t_handle, tmp_
 
 def test_frames_fall_exactly_on_the_frame_times(t_handle, tmp_path):
     """The run is re-simulated from the start and sampled exactly at the frame times."""
-    from app.export.timeline import simulate_timeline
-    from app.physics.integrators import simulate
+    from tumble.export.timeline import simulate_timeline
+    from tumble.physics.integrators import simulate
 
     exact = t_handle.replace(solver=SolverSpec(**{**t_handle.solver.__dict__, "integrator": "exact"}))
     plan = plan_export(exact, ExportSettings(out=tmp_path / "x.mp4", fps=12, start=0.7, speed=1.5, duration=2))
@@ -416,7 +416,7 @@ def test_frames_fall_exactly_on_the_frame_times(t_handle, tmp_path):
 def test_the_module_stays_light_until_it_renders():
     code = textwrap.dedent("""
         import sys
-        import app.export
+        import tumble.export
         heavy = [m for m in ("vtk", "vtkmodules", "pyvista", "matplotlib", "PyQt5") if m in sys.modules]
         print(",".join(heavy))
     """)

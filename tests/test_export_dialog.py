@@ -18,8 +18,8 @@ if not os.environ.get("XDG_RUNTIME_DIR"):
 from PyQt5.QtCore import QTimer  # noqa: E402
 from PyQt5.QtWidgets import QLabel, QStatusBar  # noqa: E402
 
-from app.gui.export_dialog import ExportDialog, offer_open_folder  # noqa: E402
-from app.scenario import load  # noqa: E402
+from tumble.gui.export_dialog import ExportDialog, offer_open_folder  # noqa: E402
+from tumble.scenario import load  # noqa: E402
 
 #: a child export starts Python, VTK and ffmpeg: give it time on a busy 2-core machine
 EXPORT_TIMEOUT_MS = 90_000
@@ -129,7 +129,7 @@ def test_a_failed_export_shows_the_one_line_reason(qtbot, dialog, tmp_path, monk
 def test_status_bar_offers_to_open_the_folder_for_a_while(qtbot, tmp_path, monkeypatch):
     from PyQt5 import sip
 
-    import app.gui.export_dialog as export_dialog
+    import tumble.gui.export_dialog as export_dialog
 
     monkeypatch.setattr(export_dialog, "OPEN_FOLDER_OFFER_MS", 100)
     bar = QStatusBar()
@@ -147,7 +147,7 @@ def test_status_bar_offers_to_open_the_folder_for_a_while(qtbot, tmp_path, monke
 def test_colour_key_and_ghost_choices_reach_the_command(qtbot, dialog, tmp_path):
     """The key is on by default; the ghost is a choice where the closed form applies, and
     disabled with the reason where it does not (rocket-top has a thrust torque)."""
-    from app.export import protocol
+    from tumble.export import protocol
 
     assert dialog.legend_check.isChecked() and not dialog.ghost_check.isChecked()
     assert dialog.ghost_check.isEnabled()

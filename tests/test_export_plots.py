@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.export.plots import POINTS_PER_PIXEL, PlotPanel
-from app.views.plots import COMPARE_PLOTS, MAIN_PLOTS
+from tumble.export.plots import POINTS_PER_PIXEL, PlotPanel
+from tumble.views.plots import COMPARE_PLOTS, MAIN_PLOTS
 
 SIZE = (300, 480)
 

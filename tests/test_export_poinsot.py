@@ -9,10 +9,10 @@ import imageio.v3 as iio
 import numpy as np
 import pytest
 
-from app.export import ExportSettings, plan_export, sequence_paths
-from app.physics import quaternion as quat
-from app.scenario import load
-from app.scene.style import BACKGROUND
+from tumble.export import ExportSettings, plan_export, sequence_paths
+from tumble.physics import quaternion as quat
+from tumble.scenario import load
+from tumble.scene.style import BACKGROUND
 from cli_run import tumble_headless as tumble
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,9 +45,9 @@ def test_data_formats_are_refused_for_the_view(tmp_path):
 def test_frames_draw_the_construction_of_each_sample(tmp_path):
     """In process: the renderer's construction is the timeline's state, and the ellipsoid's
     centre and half-axes project onto drawn pixels."""
-    from app.export.exporter import FrameComposer
-    from app.export.timeline import simulate_timeline
-    from app.views import get_view
+    from tumble.export.exporter import FrameComposer
+    from tumble.export.timeline import simulate_timeline
+    from tumble.views import get_view
 
     sc = load("t-handle")
     plan = plan_export(sc, ExportSettings(out=tmp_path / "x.mp4", duration=0.5, fps=4, start=3.0,

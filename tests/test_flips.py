@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from app.physics import diagnostics
-from app.physics.analysis import predicted_first_flip, predicted_flip_period
-from app.physics.integrators import simulate
-from app.scenario import load
+from tumble.physics import diagnostics
+from tumble.physics.analysis import predicted_first_flip, predicted_flip_period
+from tumble.physics.integrators import simulate
+from tumble.scenario import load
 
 
 @pytest.mark.parametrize("preset", ["boxes-complex", "t-handle", "asymmetric-unstable", "box-1x4x9"])
@@ -56,9 +56,9 @@ def test_a_symmetric_body_in_rotated_axes_neither_flips_nor_predicts_a_flip():
     """I = diag(2, 3, 3) given in rotated axes comes back from the eigen-solver with the two
     equal moments a few ulps apart: no intermediate axis, so no period and no flips, in the
     prediction and the counter alike (they used to disagree: 9.42 s against 0 flips)."""
-    from app.physics import body as B
-    from app.physics import quaternion as quat
-    from app.physics.state import State
+    from tumble.physics import body as B
+    from tumble.physics import quaternion as quat
+    from tumble.physics.state import State
 
     R = quat.to_matrix(quat.normalize(np.array([0.8, 0.3, -0.4, 0.2])))
     tensor = R @ np.diag([2.0, 3.0, 3.0]) @ R.T

@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from app.physics import gyrostat
-from app.physics import quaternion as quat
-from app.physics.body import Damper, Rotor, box, from_principal_moments, from_vector6
-from app.physics.diagnostics import diagnose
-from app.physics.errors import ParameterError
-from app.physics.integrators import INTEGRATORS, ORDERS, Propagator, simulate
-from app.physics.model import compile_model
-from app.physics.state import State
-from app.scenario import dumps, load, loads_toml
+from tumble.physics import gyrostat
+from tumble.physics import quaternion as quat
+from tumble.physics.body import Damper, Rotor, box, from_principal_moments, from_vector6
+from tumble.physics.diagnostics import diagnose
+from tumble.physics.errors import ParameterError
+from tumble.physics.integrators import INTEGRATORS, ORDERS, Propagator, simulate
+from tumble.physics.model import compile_model
+from tumble.physics.state import State
+from tumble.scenario import dumps, load, loads_toml
 from cli_run import tumble
 
 ROTOR_INTEGRATORS = [n for n in INTEGRATORS if n not in ("exact", "splitting", "splitting4")]

@@ -9,13 +9,13 @@ import math
 import numpy as np
 import pytest
 
-from app.physics import body as B
-from app.physics import diagnostics, quaternion as quat
-from app.physics.errors import DivergenceError, ParameterError
-from app.physics.integrators import ORDERS, Propagator, simulate
-from app.physics.loads import Force, Loads, Torque
-from app.physics.state import State
-from app.scenario import load
+from tumble.physics import body as B
+from tumble.physics import diagnostics, quaternion as quat
+from tumble.physics.errors import DivergenceError, ParameterError
+from tumble.physics.integrators import ORDERS, Propagator, simulate
+from tumble.physics.loads import Force, Loads, Torque
+from tumble.physics.state import State
+from tumble.scenario import load
 
 EPS = np.finfo(float).eps
 FIXED = ["euler", "semi-implicit-euler", "rk4", "midpoint", "splitting", "splitting4", "rotmat-euler", "lie-rk4"]
@@ -208,7 +208,7 @@ def test_sample_not_multiple_of_dt_ends_exactly_at_duration():
 def test_rk4_fast_path_takes_the_general_step():
     """With only gravity, rk4 runs a scalar kernel; it must take the same step as the
     general RK4 kernel (loads included) to round-off, from an arbitrary state."""
-    from app.physics import kernels
+    from tumble.physics import kernels
 
     rng = np.random.default_rng(7)
     params = np.zeros(20)

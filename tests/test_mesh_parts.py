@@ -9,11 +9,11 @@ import pytest
 import trimesh
 from scipy.spatial.transform import Rotation
 
-from app.physics.errors import ParameterError
-from app.scenario import load
-from app.scenario import mesh_parts, meshes
-from app.scenario.mesh_parts import weld, winding_number
-from app.scenario.meshes import body_from_geometry, measure, mesh_body
+from tumble.physics.errors import ParameterError
+from tumble.scenario import load
+from tumble.scenario import mesh_parts, meshes
+from tumble.scenario.mesh_parts import weld, winding_number
+from tumble.scenario.meshes import body_from_geometry, measure, mesh_body
 from test_meshes import DENSITY, EXACT_RTOL, box_inertia, parallel_axis, rel_err, tumble, write_scenario
 
 #: a rotation with no special angles, and a shift far from the origin (mm)

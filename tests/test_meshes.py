@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 import trimesh
 
-from app.physics.errors import ParameterError
-from app.scenario import dumps, load, loads_toml, save
-from app.scenario.meshes import body_from_geometry, measure, mesh_body
+from tumble.physics.errors import ParameterError
+from tumble.scenario import dumps, load, loads_toml, save
+from tumble.scenario.meshes import body_from_geometry, measure, mesh_body
 from cli_run import tumble
 
 #: relative agreement of trimesh's integrals with the closed forms: both are exact for

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app import __version__
+from tumble import __version__
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -18,12 +18,12 @@ else:  # pragma: no cover
 def test_every_subpackage_is_listed_for_the_wheel(root):
     listed = set(tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
     on_disk = {
-        ".".join(init.parent.relative_to(root).parts)
+        ".".join(("tumble", *init.parent.relative_to(root / "app").parts))
         for init in (root / "app").rglob("__init__.py")
         if "__pycache__" not in init.parts
     }
     assert on_disk <= listed, f"add {sorted(on_disk - listed)} to [tool.setuptools] packages"
-    assert "app.resources" in listed
+    assert "tumble.resources" in listed
 
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,9 +45,10 @@ def test_the_wheel_carries_presets_and_meshes(root, wheel):
     for folder in ("scenarios", "meshes"):
         for shipped in (root / "resources" / folder).iterdir():
             if shipped.suffix in (".toml", ".stl"):
-                assert f"app/resources/{folder}/{shipped.name}" in names
-    assert "app/cli.py" in names
-    assert not any(name.startswith("resources/") for name in names), "resources must install inside app/"
+                assert f"tumble/resources/{folder}/{shipped.name}" in names
+    assert "tumble/cli.py" in names
+    assert not any(name.startswith("resources/") for name in names), "resources must install inside tumble/"
+    assert not any(name.startswith("app/") for name in names), "nothing installs as the top-level name app"
 
 
 def test_the_wheel_has_the_package_version(wheel):
@@ -55,14 +56,14 @@ def test_the_wheel_has_the_package_version(wheel):
 
 
 def test_version_flag(root):
-    done = subprocess.run([sys.executable, "-m", "app", "--version"], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "tumble", "--version"], capture_output=True, text=True,
                           timeout=60, cwd=root)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"tumble {__version__}"
 
 
 def test_presets_are_found_through_the_installed_package():
-    from app.scenario.files import PRESETS_DIR, preset_names
+    from tumble.scenario.files import PRESETS_DIR, preset_names
 
     assert PRESETS_DIR.is_dir()
     assert {"t-handle", "book", "tennis-racket"} <= set(preset_names())

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from app.physics import diagnostics, quaternion as quat
-from app.physics.errors import ParameterError
-from app.physics.integrators import simulate
-from app.scenario import load, loads_toml
-from app.simulation.table import trajectory_table
+from tumble.physics import diagnostics, quaternion as quat
+from tumble.physics.errors import ParameterError
+from tumble.physics.integrators import simulate
+from tumble.scenario import load, loads_toml
+from tumble.simulation.table import trajectory_table
 
 EPS = np.finfo(float).eps
 
@@ -197,7 +197,7 @@ def test_outputs_match_the_closed_form_torque_free():
 
 def test_cli_outputs_columns_and_errors(tmp_path):
     out = tmp_path / "o.csv"
-    cmd = [sys.executable, "-m", "app", "simulate", "boxes-complex", "--duration", "0.1", "--outputs",
+    cmd = [sys.executable, "-m", "tumble", "simulate", "boxes-complex", "--duration", "0.1", "--outputs",
            "AngularVelocity,Rotation,RotationMatrix,Position", "--point", "0,0,0.45", "--out", str(out)]
     res = subprocess.run(cmd, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from app.physics import quaternion as quat
-from app.physics.integrators import simulate
-from app.physics.poinsot import poinsot_state, polhode_family, separatrices
-from app.scenario import load
+from tumble.physics import quaternion as quat
+from tumble.physics.integrators import simulate
+from tumble.physics.poinsot import poinsot_state, polhode_family, separatrices
+from tumble.scenario import load
 
 
 @pytest.mark.parametrize("integrator,tol", [("exact", 1e-13), ("splitting4", 1e-8), ("rk4", 1e-8)])

@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from app.export.settings import ExportSettings, plan_export
-from app.export.timeline import TRAIL_SECONDS, simulate_timeline
-from app.scenario import load
-from app.scene.body_scene import TRAIL_POINTS
-from app.simulation.history import WIDTH, History
-from app.simulation.recording import thin
+from tumble.export.settings import ExportSettings, plan_export
+from tumble.export.timeline import TRAIL_SECONDS, simulate_timeline
+from tumble.scenario import load
+from tumble.scene.body_scene import TRAIL_POINTS
+from tumble.simulation.history import WIDTH, History
+from tumble.simulation.recording import thin
 
 
 @pytest.mark.parametrize("lo,hi,n", [(0, 10, None), (0, 10, 3), (5, 6, 1), (2, 1000, 7), (0, 7, 7), (3, 3, 4)])

@@ -4,13 +4,13 @@ from any start (non-principal body axes, gravity, a later start time), never int
 import numpy as np
 import pytest
 
-from app.physics.body import from_vector6
-from app.physics.integrators import simulate
-from app.physics.loads import Loads
-from app.physics.model import compile_model
-from app.physics.reference import ExactReference, exact_unavailable_reason
-from app.physics.state import State
-from app.scenario import load
+from tumble.physics.body import from_vector6
+from tumble.physics.integrators import simulate
+from tumble.physics.loads import Loads
+from tumble.physics.model import compile_model
+from tumble.physics.reference import ExactReference, exact_unavailable_reason
+from tumble.physics.state import State
+from tumble.scenario import load
 
 
 def test_matches_the_exact_integrator_in_non_principal_axes_under_gravity():
@@ -56,7 +56,7 @@ def test_the_worker_publishes_where_the_reference_starts():
     """The run's start, then each kick's state: the ghost restarts there."""
     import time
 
-    from app.simulation import SimulationWorker
+    from tumble.simulation import SimulationWorker
 
     sc = load("t-handle")
     worker = SimulationWorker(sc, running=False)

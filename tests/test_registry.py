@@ -8,9 +8,9 @@ import argparse
 import numpy as np
 import pytest
 
-from app.physics import kernels
-from app.physics.errors import ParameterError
-from app.physics.integrators import (
+from tumble.physics import kernels
+from tumble.physics.errors import ParameterError
+from tumble.physics.integrators import (
     DESCRIPTIONS,
     INTEGRATORS,
     ORDERS,
@@ -20,7 +20,7 @@ from app.physics.integrators import (
     simulate,
     validate_dt,
 )
-from app.scenario import SolverSpec, load
+from tumble.scenario import SolverSpec, load
 
 
 def test_the_menus_tables_are_views_of_the_registry():
@@ -68,7 +68,7 @@ def test_a_step_longer_than_its_run_is_refused_by_the_one_rule():
 
 
 def test_the_sample_rule_names_the_integrators_that_sample_anywhere(tmp_path, capsys):
-    from app.cli import main
+    from tumble.cli import main
 
     assert main(["simulate", "boxes-simple", "--integrator", "rk4", "--dt", "0.01", "--sample", "0.015",
                  "--duration", "1", "--out", str(tmp_path / "x.csv")]) == 2
@@ -77,7 +77,7 @@ def test_the_sample_rule_names_the_integrators_that_sample_anywhere(tmp_path, ca
 
 
 def test_the_command_line_refuses_an_unknown_integrator_in_one_line():
-    from app.cli import _integrator
+    from tumble.cli import _integrator
 
     with pytest.raises(argparse.ArgumentTypeError, match=r"^--integrator must be one of euler, .*, got 'x'$"):
         _integrator("x")

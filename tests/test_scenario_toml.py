@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from app.scenario import BodySpec, LoadSpec, Scenario, SolverSpec, dumps, load, loads_toml, preset_names, save
+from tumble.scenario import BodySpec, LoadSpec, Scenario, SolverSpec, dumps, load, loads_toml, preset_names, save
 
 #: a line holding nothing but one array item, as tomli_w writes arrays
 ITEM_LINE = re.compile(r"^\s+[-+0-9.eE]+,$")

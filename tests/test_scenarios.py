@@ -7,8 +7,8 @@ import sys
 import numpy as np
 import pytest
 
-from app.physics.errors import ParameterError
-from app.scenario import dumps, load, loads_toml, preset_names, presets
+from tumble.physics.errors import ParameterError
+from tumble.scenario import dumps, load, loads_toml, preset_names, presets
 
 GOOD = """
 name = "t"
@@ -98,13 +98,13 @@ def test_cli_exits_2_with_one_line(tmp_path, old, new, field):
     path.write_text(GOOD.replace(old, new, 1))
     out = tmp_path / "out.csv"
     out.write_text("precious")
-    res = subprocess.run([sys.executable, "-m", "app", "simulate", str(path), "--out", str(out)],
+    res = subprocess.run([sys.executable, "-m", "tumble", "simulate", str(path), "--out", str(out)],
                          capture_output=True, text=True)
     assert res.returncode == 2
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and field in lines[0] and "Traceback" not in res.stderr
     assert out.read_text() == "precious"  # an existing file is never touched by a failed run
-    res = subprocess.run([sys.executable, "-m", "app", "inspect", str(path)], capture_output=True, text=True)
+    res = subprocess.run([sys.executable, "-m", "tumble", "inspect", str(path)], capture_output=True, text=True)
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
 
 
@@ -117,7 +117,7 @@ def test_cli_exits_2_with_one_line(tmp_path, old, new, field):
 ])
 def test_cli_flags_are_validated(tmp_path, args, flag):
     out = tmp_path / "o.csv"
-    res = subprocess.run([sys.executable, "-m", "app", "simulate", "boxes-complex", *args, "--out", str(out)],
+    res = subprocess.run([sys.executable, "-m", "tumble", "simulate", "boxes-complex", *args, "--out", str(out)],
                          capture_output=True, text=True)
     assert res.returncode == 2 and flag in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert not out.exists()
@@ -125,7 +125,7 @@ def test_cli_flags_are_validated(tmp_path, args, flag):
 
 def test_cli_out_rules(tmp_path):
     for out, word in [(tmp_path / "x.txt", ".csv"), (tmp_path / "missing" / "x.csv", "folder")]:
-        res = subprocess.run([sys.executable, "-m", "app", "simulate", "boxes-simple", "--out", str(out)],
+        res = subprocess.run([sys.executable, "-m", "tumble", "simulate", "boxes-simple", "--out", str(out)],
                              capture_output=True, text=True)
         assert res.returncode == 2 and word in res.stderr and len(res.stderr.strip().splitlines()) == 1
 
@@ -155,7 +155,7 @@ def test_simulate_csv_and_npz_contract(tmp_path):
     csv = tmp_path / "a.csv"
     npz = tmp_path / "a.npz"
     for out in (csv, npz):
-        res = subprocess.run([sys.executable, "-m", "app", "simulate", "boxes-complex", "--duration", "1",
+        res = subprocess.run([sys.executable, "-m", "tumble", "simulate", "boxes-complex", "--duration", "1",
                               "--sample", "0.1", "--out", str(out)], capture_output=True, text=True)
         assert res.returncode == 0, res.stderr
     assert csv.read_text().splitlines()[0] == ",".join(cols)
@@ -170,7 +170,7 @@ def test_simulate_csv_and_npz_contract(tmp_path):
 
 
 def test_inspect_json_keys_and_values():
-    res = subprocess.run([sys.executable, "-m", "app", "inspect", "boxes-complex", "--json"],
+    res = subprocess.run([sys.executable, "-m", "tumble", "inspect", "boxes-complex", "--json"],
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     info = json.loads(res.stdout)
@@ -181,6 +181,6 @@ def test_inspect_json_keys_and_values():
     np.testing.assert_allclose(info["intermediate_axis"], [0, 1, 0], atol=1e-15)
     np.testing.assert_allclose(info["L0"], [0.1 * 0.97 / 1.2, 5 * 0.82 / 1.2, 0.1 * 0.17 / 1.2], rtol=1e-14)
     assert info["flip_period"] == pytest.approx(3.02842207901, rel=1e-9)
-    stable = json.loads(subprocess.run([sys.executable, "-m", "app", "inspect", "boxes-simple", "--json"],
+    stable = json.loads(subprocess.run([sys.executable, "-m", "tumble", "inspect", "boxes-simple", "--json"],
                                        capture_output=True, text=True).stdout)
     assert stable["flip_period"] is None

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 import pyvista as pv
 
-from app.physics.body import box
-from app.scene import meshes
-from app.scene.actors import FloorGrid, completing_axes, fill_polyline, pose_matrix
-from app.scene.body_scene import RigidBodyScene
-from app.scene.ghost import GhostBody
-from app.scene.poinsot import PoinsotGhost, PoinsotScene
+from tumble.physics.body import box
+from tumble.scene import meshes
+from tumble.scene.actors import FloorGrid, completing_axes, fill_polyline, pose_matrix
+from tumble.scene.body_scene import RigidBodyScene
+from tumble.scene.ghost import GhostBody
+from tumble.scene.poinsot import PoinsotGhost, PoinsotScene
 
 #: orthonormality holds to round-off: a cross product and one normalisation of unit vectors
 ROUND_OFF = 1e-14

@@ -8,13 +8,13 @@ import time
 import numpy as np
 import pytest
 
-from app.physics import diagnostics
-from app.physics.errors import DivergenceError, ParameterError
-from app.physics.integrators import simulate
-from app.scenario import SolverSpec, load
-from app.simulation import History, SimulationWorker, check_runnable
-from app.simulation.history import WIDTH
-from app.simulation.worker import KICK_FRACTION, MAX_BATCH_STEPS, RECORD_INTERVAL_S, record_steps
+from tumble.physics import diagnostics
+from tumble.physics.errors import DivergenceError, ParameterError
+from tumble.physics.integrators import simulate
+from tumble.scenario import SolverSpec, load
+from tumble.simulation import History, SimulationWorker, check_runnable
+from tumble.simulation.history import WIDTH
+from tumble.simulation.worker import KICK_FRACTION, MAX_BATCH_STEPS, RECORD_INTERVAL_S, record_steps
 
 
 def wait_for(predicate, timeout=10.0, poll=0.01):
@@ -211,7 +211,7 @@ def test_turning_repeat_on_after_the_end_restarts(make_worker):
 
 
 def test_divergence_is_reported_and_the_thread_lives(make_worker, monkeypatch):
-    import app.physics.integrators as integrators
+    import tumble.physics.integrators as integrators
 
     def broken(*args, **kwargs):
         raise DivergenceError(1.25, 42, "non-finite state")

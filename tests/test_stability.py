@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from app.physics.integrators import simulate
-from app.physics.state import State
-from app.scenario import load
-from app.simulation.stability import (
+from tumble.physics.integrators import simulate
+from tumble.physics.state import State
+from tumble.scenario import load
+from tumble.simulation.stability import (
     SAMPLE_ANGLE,
     STEP_ANGLE,
     fibonacci_sphere,
@@ -193,7 +193,7 @@ def test_cli_bad_input_exits_2_with_one_line(tmp_path, monkeypatch, extra, words
 
 def test_predicted_flips_agree_with_the_body_frame_wrappers(boxes_map):
     """The map's closed-form columns are those of app.physics.analysis, direction by direction."""
-    from app.physics.analysis import predicted_first_flip, predicted_flip_period
+    from tumble.physics.analysis import predicted_first_flip, predicted_flip_period
 
     sc, smap = boxes_map
     for j in (3, 250, 598):

@@ -24,15 +24,15 @@ import sys
 import numpy as np
 import pytest
 
-from app.cli import main
-from app.physics import exact, theory
-from app.physics import quaternion as quat
-from app.physics.body import Body, from_principal_moments
-from app.physics.errors import ParameterError
-from app.physics.integrators import simulate
-from app.physics.loads import Loads, Torque
-from app.physics.state import State
-from app.scenario import load, preset_names
+from tumble.cli import main
+from tumble.physics import exact, theory
+from tumble.physics import quaternion as quat
+from tumble.physics.body import Body, from_principal_moments
+from tumble.physics.errors import ParameterError
+from tumble.physics.integrators import simulate
+from tumble.physics.loads import Loads, Torque
+from tumble.physics.state import State
+from tumble.scenario import load, preset_names
 
 EXACT_TOL = 1e-9
 ORDER_SLACK = 0.3
@@ -474,7 +474,7 @@ def test_inspect_text_prints_the_theory(capsys):
 
 
 def test_inspect_entry_point_prints_null_json():
-    res = subprocess.run([sys.executable, "-m", "app", "inspect", "symmetric-top", "--json"],
+    res = subprocess.run([sys.executable, "-m", "tumble", "inspect", "symmetric-top", "--json"],
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert '"montgomery_phase": null' in res.stdout

@@ -5,10 +5,10 @@ import zipfile
 import numpy as np
 import pytest
 
-from app.cli import main
-from app.physics.errors import ParameterError
-from app.throws import synthetic as syn
-from app.throws.recording import SATURATION_RAD_S, read_recording, saturated_samples
+from tumble.cli import main
+from tumble.physics.errors import ParameterError
+from tumble.throws import synthetic as syn
+from tumble.throws.recording import SATURATION_RAD_S, read_recording, saturated_samples
 
 HEADER = '"Time (s)","Gyroscope x (rad/s)","Gyroscope y (rad/s)","Gyroscope z (rad/s)","Absolute (rad/s)"'
 

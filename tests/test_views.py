@@ -10,10 +10,10 @@ import imageio.v3 as iio
 import numpy as np
 import pytest
 
-from app.export import ExportSettings, Overlay, plan_export, sequence_paths
-from app.physics.errors import ParameterError
-from app.scenario import load
-from app.views import get_view, view_names
+from tumble.export import ExportSettings, Overlay, plan_export, sequence_paths
+from tumble.physics.errors import ParameterError
+from tumble.scenario import load
+from tumble.views import get_view, view_names
 from cli_run import tumble_headless as tumble
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,7 +25,7 @@ POSE_TOLERANCE = 1e-12
 
 
 def _export(name, out, overlay=None, with_plots=False, start=1.0, size=SIZE):
-    from app.export.exporter import export
+    from tumble.export.exporter import export
 
     sc = load("t-handle")
     spec = get_view(name)
@@ -47,7 +47,7 @@ def _mp4_frames(path) -> list:
 
 
 def test_every_view_is_registered_once_for_the_window_the_export_and_the_command_line():
-    from app.gui.views import view_factory
+    from tumble.gui.views import view_factory
 
     assert view_names()[0] == "main" and {"main", "poinsot", "compare", "stability"} <= set(view_names())
     for name in view_names():
@@ -103,10 +103,10 @@ def test_the_live_pose_and_the_exported_pose_of_one_run_agree(tmp_path, name, po
     ``pose`` at the same time: body, arrows, trails (end points) and ghosts agree to round-off."""
     import pyvista as pv
 
-    from app.export.canvas import egl_without_display
-    from app.export.exporter import FrameComposer
-    from app.export.timeline import simulate_timeline
-    from app.simulation import SimulationWorker
+    from tumble.export.canvas import egl_without_display
+    from tumble.export.exporter import FrameComposer
+    from tumble.export.timeline import simulate_timeline
+    from tumble.simulation import SimulationWorker
 
     spec = get_view(name)
     runs = spec.runs(load("t-handle"), {})
@@ -157,7 +157,7 @@ def test_the_live_pose_and_the_exported_pose_of_one_run_agree(tmp_path, name, po
 
 def _legend_cell(rows, size, monkeypatch=None):
     """A canvas of ``size`` with the colour key ``rows`` only; returns (image, first label glyph box)."""
-    from app.export.canvas import Canvas
+    from tumble.export.canvas import Canvas
 
     canvas = Canvas(size, [1.0])
     try:
@@ -175,7 +175,7 @@ def _legend_cell(rows, size, monkeypatch=None):
 def test_the_colour_key_draws_omega_with_the_font_file(monkeypatch):
     """At the smallest default frame (a GIF's 640x360) ω is drawn: its pixels differ from the
     font's missing-glyph box and from VTK's own font, which has no ω."""
-    from app.scene import style
+    from tumble.scene import style
 
     size = (640, 360)
     _, omega = _legend_cell((("ω  angular velocity", style.OMEGA_COLOR),), size)
@@ -189,7 +189,7 @@ def test_the_colour_key_draws_omega_with_the_font_file(monkeypatch):
 
 @pytest.mark.parametrize("name", view_names())
 def test_every_view_exports_its_colour_key_with_omega(tmp_path, name):
-    from app.export.canvas import MARGIN_FRACTION, legend_size, text_px
+    from tumble.export.canvas import MARGIN_FRACTION, legend_size, text_px
 
     out = tmp_path / "key.png"
     size = (640, 360)
@@ -215,10 +215,10 @@ def test_every_view_exports_its_colour_key_with_omega(tmp_path, name):
 
 @pytest.mark.parametrize("name", view_names())
 def test_overlay_ghost_draws_the_closed_form(tmp_path, name):
-    from app.export.exporter import FrameComposer
-    from app.export.timeline import simulate_timeline
-    from app.physics import quaternion as quat
-    from app.physics.reference import ExactReference
+    from tumble.export.exporter import FrameComposer
+    from tumble.export.timeline import simulate_timeline
+    from tumble.physics import quaternion as quat
+    from tumble.physics.reference import ExactReference
 
     spec = get_view(name)
     runs = spec.runs(load("t-handle"), {})
@@ -280,9 +280,9 @@ def test_a_view_s_own_options_are_checked_on_the_command_line(tmp_path, args, me
 def test_the_export_dialog_s_command_names_the_view_and_its_options_from_the_registry(tmp_path, name):
     """protocol.command(view=NAME, options=...) makes argv that ``tumble export`` parses back
     to the same view and options (no argv hand-made per view)."""
-    from app.cli import build_parser
-    from app.cli_export import _view_options
-    from app.export import protocol
+    from tumble.cli import build_parser
+    from tumble.cli_export import _view_options
+    from tumble.export import protocol
 
     options = {"compare": {"integrators": ("rk4", "euler"), "dts": (0.01, 0.005)},
                "stability": {"directions": 60, "map_duration": 2.5}}.get(name, {})

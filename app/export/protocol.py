@@ -2,7 +2,7 @@
 
 The window never renders an export itself: VTK may only be used on the thread that made
 its render window, and a second render window inside the GUI process would also slow the
-live view. It starts ``python -m app export SCENARIO.toml --out FILE ... --progress-json``
+live view. It starts ``python -m tumble export SCENARIO.toml --out FILE ... --progress-json``
 instead (:func:`command`), and:
 
 - the child prints one JSON object per line on stdout: ``{"event": "progress", "done": i,
@@ -54,7 +54,7 @@ def command(scenario_toml, settings, python: str | None = None, view: str = "mai
     ov = settings.overlay
     parts = [k for k, on in (("time", ov.time), ("flips", ov.flips), ("title", ov.title is not None),
                              ("legend", ov.legend), ("ghost", ov.ghost)) if on]
-    argv = [python or sys.executable, "-m", "app", "export", str(scenario_toml), "--out", str(settings.out),
+    argv = [python or sys.executable, "-m", "tumble", "export", str(scenario_toml), "--out", str(settings.out),
             "--start", repr(float(settings.start)), "--speed", repr(float(settings.speed)),
             "--overlay", ",".join(parts) or "none", "--progress-json"]
     if settings.fps is not None:

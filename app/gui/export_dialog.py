@@ -1,6 +1,6 @@
 """File > Export animation...: the choices, a preview of the output, and a background export.
 
-The export runs in a child process, ``python -m app export SCENARIO.toml ... --progress-json``,
+The export runs in a child process, ``python -m tumble export SCENARIO.toml ... --progress-json``,
 driven by a ``QProcess`` (:mod:`app.export.protocol`), not in a thread of this process:
 
 - VTK may only be used on the thread that created its render window, and a crash inside

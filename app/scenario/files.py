@@ -37,7 +37,7 @@ MAX_KEY_PARTS = 32
 
 def _resources_dir() -> Path:
     """The shipped resources: ``app/resources`` in an installed wheel, else a checkout's ``resources/``."""
-    installed = Path(str(importlib.resources.files("app").joinpath("resources")))
+    installed = Path(str(importlib.resources.files("tumble").joinpath("resources")))
     if (installed / "scenarios").is_dir():
         return installed
     return Path(__file__).resolve().parents[2] / "resources"

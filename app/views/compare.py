@@ -106,6 +106,6 @@ def _options() -> tuple:
 SPEC = register(ViewSpec(
     name="compare", title="Tumble: integrators compared",
     description="two integrators (or steps) on one scenario side by side, their energy and |L| drifts on shared plots",
-    window="app.gui.compare_window:CompareWindow",
+    window="tumble.gui.compare_window:CompareWindow",
     panes=(PaneSpec("pair", 1.0),), build=CompareView, runs=runs, plots=COMPARE_PLOTS,
     legend_rows=legend_rows, options=_options(), legend_corner="bottom"))

@@ -123,6 +123,6 @@ def pose_polhode(view: ViewScene, polhode, recording, t: float) -> None:
 SPEC = register(ViewSpec(
     name="main", title="Tumble",
     description="parameter panel, 3D scene of the body, live plots of L, omega, drift and the polhode",
-    window="app.gui.main_window:MainWindow",
+    window="tumble.gui.main_window:MainWindow",
     panes=(PaneSpec("body", 1.0), PaneSpec("polhode", 0.0, exported=False, refresh_s=POLHODE_REFRESH_S)),
     build=MainScene, plots=MAIN_PLOTS, legend_rows=legend_rows))

@@ -111,7 +111,7 @@ SPEC = register(ViewSpec(
     name="poinsot", title="Tumble: Poinsot's construction",
     description="Poinsot's construction: the energy ellipsoid rolling on the invariable plane, polhode and "
                 "herpolhode, beside the family of polhodes with the separatrices",
-    window="app.gui.poinsot_window:PoinsotWindow",
+    window="tumble.gui.poinsot_window:PoinsotWindow",
     panes=(PaneSpec("construction", CONSTRUCTION_FRACTION),
            PaneSpec("family", 1.0 - CONSTRUCTION_FRACTION, refresh_s=1.0 / 5.0)),
     build=PoinsotView, plots=MAIN_PLOTS, legend_rows=legend_rows, title_corner="bottom"))

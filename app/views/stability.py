@@ -200,7 +200,7 @@ def _options() -> tuple:
 SPEC = register(ViewSpec(
     name="stability", title="Tumble: stability map",
     description="stability map of the body's spin axes (wander of omega), click a point to run that spin",
-    window="app.gui.stability_window:StabilityWindow",
+    window="tumble.gui.stability_window:StabilityWindow",
     panes=(PaneSpec("body", 0.5), PaneSpec("map", 0.5, kind="2d", refresh_s=TRACK_REFRESH_S)),
     build=StabilityView, runs=runs, plots=MAIN_PLOTS, legend_rows=legend_rows, options=_options(),
     title_corner="bottom"))

@@ -71,8 +71,8 @@ def no_leaks(qapp, private_settings):
 def open_window(qtbot):
     """Factory: ``open_window("boxes-complex", speed=10)`` -> a shown MainWindow whose first
     frame has been drawn; closed and deleted by qtbot at the end of the test."""
-    from app.gui.launch import resolve_scenario
-    from app.gui.main_window import MainWindow
+    from tumble.gui.launch import resolve_scenario
+    from tumble.gui.main_window import MainWindow
 
     def make(scenario=None, *, speed=None, paused=False, persist=False):
         sc, preset = resolve_scenario(scenario)
@@ -99,8 +99,8 @@ def open_view(qtbot):
     """Factory: ``open_view(scenario, view="main", integrator=None, dt=None, **options)`` -> a
     shown window of that view on a preset (optionally with another integrator and step, and
     the view's own options, e.g. a stability map's ``directions``)."""
-    from app.gui.views import view_factory
-    from app.scenario import SolverSpec, load
+    from tumble.gui.views import view_factory
+    from tumble.scenario import SolverSpec, load
 
     def make(name, *, view="main", integrator=None, dt=None, speed=None, paused=False, **options):
         sc = load(name)

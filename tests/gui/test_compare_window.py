@@ -12,8 +12,8 @@ import pytest
 from PyQt5.QtCore import Qt
 from PyQt5.QtGui import QColor, QImage
 
-from app.scene.compare import SIDE_COLORS
-from app.scene.style import BACKGROUND, GRID_COLOR
+from tumble.scene.compare import SIDE_COLORS
+from tumble.scene.style import BACKGROUND, GRID_COLOR
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT_MS = 20000
@@ -24,8 +24,8 @@ DRAWN_DISTANCE = 40
 @pytest.fixture
 def open_compare(qtbot):
     """Factory: a shown CompareWindow whose first frame has been drawn (closed by qtbot)."""
-    from app.gui.compare_window import CompareWindow
-    from app.gui.launch import resolve_scenario
+    from tumble.gui.compare_window import CompareWindow
+    from tumble.gui.launch import resolve_scenario
 
     def make(scenario="boxes-complex", *, speed=None, paused=False, integrators=(None, None), dts=(None, None)):
         sc, preset = resolve_scenario(scenario)
@@ -171,7 +171,7 @@ def test_gui_screenshot_of_the_compare_view(open_compare, tmp_path):
     window.close()
     out = tmp_path / "compare.png"
     env = dict(os.environ)
-    res = subprocess.run([sys.executable, "-m", "app", "gui", "boxes-complex", "--view", "compare", "--paused",
+    res = subprocess.run([sys.executable, "-m", "tumble", "gui", "boxes-complex", "--view", "compare", "--paused",
                           "--screenshot", str(out), "--quit-after", "1"], cwd=ROOT, env=env, capture_output=True,
                          text=True, timeout=120)
     assert res.returncode == 0, res.stderr

@@ -8,8 +8,8 @@ import colorsys
 import numpy as np
 import pytest
 
-from app.physics import quaternion as quat
-from app.scene.style import L_COLOR, OMEGA_COLOR
+from tumble.physics import quaternion as quat
+from tumble.scene.style import L_COLOR, OMEGA_COLOR
 
 #: a 1 x 2 x 3 cm eraser (8 g) spun about its 2 cm edge, world y (its intermediate axis)
 ERASER = """
@@ -100,8 +100,8 @@ def test_the_default_view_shows_omega_and_l_outside_the_body(open_window, qtbot,
 
 def test_the_stability_view_frames_the_spin_for_its_shape(qtbot, tmp_path):
     """Its scene is tall and narrow: the camera is fitted again once it has its shape."""
-    from app.gui.stability_window import StabilityWindow
-    from app.scenario import load
+    from tumble.gui.stability_window import StabilityWindow
+    from tumble.scenario import load
 
     path = tmp_path / "eraser.toml"
     path.write_text(ERASER, encoding="utf-8")

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PyQt5.QtGui import QColor, QImage
 
-from app.scene.style import BACKGROUND, GRID_COLOR
+from tumble.scene.style import BACKGROUND, GRID_COLOR
 
 ROOT = Path(__file__).resolve().parents[2]
 #: a pixel counts as drawn when it differs from the background/grid by this much (0-255 units)
@@ -22,7 +22,7 @@ DRAWN_DISTANCE = 40
 def run_tumble(*args, timeout=120):
     env = dict(os.environ)
     env.pop("TUMBLE_DEBUG", None)
-    return subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "tumble", *args], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=timeout)
 
 

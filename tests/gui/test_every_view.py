@@ -6,7 +6,7 @@ import imageio.v3 as iio
 import numpy as np
 import pytest
 
-from app.views import get_view, view_names
+from tumble.views import get_view, view_names
 
 #: the window's pose and the export's pose of the same run at the same time: the same
 #: function of the same recorded rows, so they agree to round-off
@@ -21,7 +21,7 @@ PIXEL_CONTRAST = 40
 def _scene_pixels(window, path):
     """The scene's area of a screenshot of the whole window (as File > Save screenshot
     writes it, without waiting for a stability map), (h, w, 3) uint8."""
-    from app.gui.window_parts import save_window_png
+    from tumble.gui.window_parts import save_window_png
 
     save_window_png(window, path)
     image = iio.imread(path)[..., :3]
@@ -62,9 +62,9 @@ def test_the_window_draws_what_the_export_draws(open_view, qtbot, tmp_path, name
     (a Timeline) and posed on its off-screen canvas at the window's drawn time: every exported
     actor's matrix and every trail's end point equal the window's (the ghost's too where the
     window shows it)."""
-    from app.export import ExportSettings, Overlay, plan_export
-    from app.export.exporter import FrameComposer
-    from app.export.timeline import simulate_timeline
+    from tumble.export import ExportSettings, Overlay, plan_export
+    from tumble.export.exporter import FrameComposer
+    from tumble.export.timeline import simulate_timeline
 
     window = open_view("t-handle", view=name, paused=True)
     ghost = getattr(window, "ghost", None)

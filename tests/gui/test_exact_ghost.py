@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.physics import quaternion as quat
-from app.physics.reference import ExactReference
+from tumble.physics import quaternion as quat
+from tumble.physics.reference import ExactReference
 
 WAIT_MS = 20000
 

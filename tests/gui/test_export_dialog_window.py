@@ -11,9 +11,9 @@ import pytest
 from PyQt5.QtCore import Qt
 from PyQt5.QtWidgets import QPushButton
 
-import app.gui.export_dialog as export_dialog
-from app.gui.export_dialog import ExportDialog
-from app.scenario import load
+import tumble.gui.export_dialog as export_dialog
+from tumble.gui.export_dialog import ExportDialog
+from tumble.scenario import load
 
 #: a child export starts Python, VTK and ffmpeg: give it time on a busy 2-core machine
 EXPORT_TIMEOUT_MS = 90_000

@@ -5,8 +5,8 @@ from __future__ import annotations
 import imageio.v3 as iio
 import numpy as np
 
-from app.export import plan_export
-from app.simulation.table import DEFAULT_COLUMNS
+from tumble.export import plan_export
+from tumble.simulation.table import DEFAULT_COLUMNS
 
 #: a child export starts Python, VTK and ffmpeg: give it time on a busy 2-core machine
 EXPORT_TIMEOUT_MS = 90_000
@@ -82,7 +82,7 @@ def test_the_trajectory_is_the_simulate_table_one_row_per_step(open_window, tmp_
 
 
 def test_the_3d_view_is_saved_at_the_scene_size(open_window, tmp_path):
-    from app.export.data import export_view_png
+    from tumble.export.data import export_view_png
 
     window = open_window("t-handle", paused=True)
     export_view_png(window.scene_view, tmp_path / "view.png")

@@ -7,9 +7,9 @@ import math
 import re
 
 import numpy as np
-from app.gui.gyro_editor import SLIDER_STEPS
-from app.physics import gyrostat
-from app.physics.diagnostics import rotational_energy
+from tumble.gui.gyro_editor import SLIDER_STEPS
+from tumble.physics import gyrostat
+from tumble.physics.diagnostics import rotational_energy
 
 WAIT_MS = 20000
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from PyQt5.QtCore import Qt
 
-from app.physics.analysis import predicted_flip_period
-from app.scenario import load
+from tumble.physics.analysis import predicted_flip_period
+from tumble.scenario import load
 
 WAIT_MS = 15000
 
@@ -145,8 +145,8 @@ def test_plots_receive_data_and_drifts_are_finite(open_window, qtbot):
 
 
 def test_a_worker_failure_is_shown_and_the_window_lives(open_window, qtbot, monkeypatch):
-    import app.physics.integrators as integrators
-    from app.physics.errors import DivergenceError
+    import tumble.physics.integrators as integrators
+    from tumble.physics.errors import DivergenceError
 
     window = open_window("t-handle")
 
@@ -166,7 +166,7 @@ def test_a_worker_failure_is_shown_and_the_window_lives(open_window, qtbot, monk
 
 
 def test_closing_stops_the_worker_and_saves_the_last_scenario(open_window, qtbot):
-    from app.gui.launch import resolve_scenario
+    from tumble.gui.launch import resolve_scenario
 
     window = open_window("boxes-simple", persist=True)
     worker = window.worker

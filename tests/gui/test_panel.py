@@ -9,10 +9,10 @@ from PyQt5.QtCore import QPoint, QPointF, Qt
 from PyQt5.QtGui import QWheelEvent
 from PyQt5.QtWidgets import QApplication
 
-from app.physics import body as bodies
-from app.gui.describe import period_text
-from app.physics.analysis import predicted_flip_period
-from app.scenario import load
+from tumble.physics import body as bodies
+from tumble.gui.describe import period_text
+from tumble.physics.analysis import predicted_flip_period
+from tumble.scenario import load
 
 WAIT_MS = 15000
 #: largest relative rounding of a number shown in a panel field (6 significant digits)
@@ -288,7 +288,7 @@ def test_an_opened_file_is_named_not_edited(open_window, qtbot, monkeypatch, tmp
 def test_a_spin_near_the_major_axis_is_not_described_as_flipping(open_window, qtbot):
     """As the stability map opens a spin in a main window: the base's name and prose, a new
     omega0."""
-    from app.gui.main_window import MainWindow
+    from tumble.gui.main_window import MainWindow
 
     base = load("t-handle")
     _, axes = np.linalg.eigh(base.rigid_body.inertia)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.gui.plots import DriftPlots, PlotsPanel, SpecPlots
-from app.views.plots import COMPARE_PLOTS, FLIP_COLOR, MAIN_PLOTS
+from tumble.gui.plots import DriftPlots, PlotsPanel, SpecPlots
+from tumble.views.plots import COMPARE_PLOTS, FLIP_COLOR, MAIN_PLOTS
 
 
 def expected(curve, span, log=False) -> np.ndarray:
@@ -77,7 +77,7 @@ def test_any_spec_gets_one_plot_a_row_sharing_the_first_ones_time_axis(qtbot, sy
 
 
 def test_the_box_starts_at_the_specs_window_and_log_option(qtbot):
-    from app.gui.plots import PlotsBox
+    from tumble.gui.plots import PlotsBox
 
     for spec in (MAIN_PLOTS, COMPARE_PLOTS):
         plots = SpecPlots(spec)

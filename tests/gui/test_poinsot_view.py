@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from PyQt5.QtGui import QColor, QImage
 
-from app.physics import quaternion as quat
-from app.scene.style import BACKGROUND
+from tumble.physics import quaternion as quat
+from tumble.scene.style import BACKGROUND
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT_MS = 20000
@@ -29,7 +29,7 @@ RK4_REL = 1e-9
 def run_tumble(*args, timeout=120):
     env = dict(os.environ)
     env.pop("TUMBLE_DEBUG", None)
-    return subprocess.run([sys.executable, "-m", "app", *args], cwd=ROOT, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "tumble", *args], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=timeout)
 
 

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from PyQt5.QtCore import Qt
 
-from app.scenario import load
-from app.throws import synthetic as syn
+from tumble.scenario import load
+from tumble.throws import synthetic as syn
 
 #: a fit of a few flights takes about a second here; the machine may be busy
 FIT_MS = 120000

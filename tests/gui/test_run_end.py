@@ -5,7 +5,7 @@ from __future__ import annotations
 from PyQt5.QtCore import Qt
 from PyQt5.QtWidgets import QCheckBox, QToolBar
 
-from app.scenario import SolverSpec, dumps, load
+from tumble.scenario import SolverSpec, dumps, load
 
 WAIT_MS = 20000
 #: the short run these tests play (s of simulated time)

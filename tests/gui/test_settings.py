@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from PyQt5.QtCore import QByteArray
 
-from app.gui import settings as keys
+from tumble.gui import settings as keys
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -68,7 +68,7 @@ def test_the_window_opens_with_a_bad_speed_and_says_so(private_settings, open_wi
 
 
 def test_a_last_scenario_that_no_longer_loads_is_noted(private_settings):
-    from app.gui.launch import resolve_scenario
+    from tumble.gui.launch import resolve_scenario
 
     path = write_ini(private_settings, '[scenario]\nlast_toml="name = 3"\n')
     keys.take_notes()
@@ -83,7 +83,7 @@ def test_tumble_gui_starts_with_a_bad_speed(private_settings, speed):
     write_ini(private_settings, f"[playback]\nspeed={speed}\n")
     env = dict(os.environ, XDG_CONFIG_HOME=str(private_settings))
     env.pop("TUMBLE_DEBUG", None)
-    res = subprocess.run([sys.executable, "-m", "app", "gui", "t-handle", "--paused", "--quit-after", "0.2"],
+    res = subprocess.run([sys.executable, "-m", "tumble", "gui", "t-handle", "--paused", "--quit-after", "0.2"],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
     assert "error" not in res.stderr

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from PyQt5.QtCore import Qt
 
-from app import __version__
-from app.views import view_names
+from tumble import __version__
+from tumble.views import view_names
 
 WAIT_MS = 30000
 VIEWS = view_names()
@@ -43,7 +43,7 @@ def test_the_view_menu_lists_every_view_and_switches_on_the_same_scenario(open_a
     workers = window.workers
     qtbot.keyClick(window, Qt.Key_1 + VIEWS.index(target), Qt.ControlModifier)
     qtbot.waitUntil(lambda: not window.isVisible(), timeout=WAIT_MS)
-    from app.gui import window_parts
+    from tumble.gui import window_parts
 
     new = next(w for w in window_parts._switched if w.VIEW == target)
     assert new.isVisible() and new.view_actions[target].isChecked()
@@ -61,7 +61,7 @@ def test_choosing_the_current_view_keeps_the_window(open_any):
 
 
 def test_help_about_shows_the_version_the_licence_and_the_readme(open_any):
-    from app.gui.help_dialogs import README
+    from tumble.gui.help_dialogs import README
 
     window = open_any("main", paused=True)
     menu_texts = [a.text() for a in window.help_menu.actions()]
@@ -88,8 +88,8 @@ def test_the_shortcuts_dialog_is_made_from_the_window_actions(open_any, view):
 @pytest.mark.parametrize("view", VIEWS)
 def test_the_first_frame_is_announced_after_the_paint(qtbot, view):
     """A listener of first_frame_drawn may close the window: it must not run inside the render."""
-    from app.gui.views import view_factory
-    from app.scenario import load
+    from tumble.gui.views import view_factory
+    from tumble.scenario import load
 
     window = view_factory(view)(load("t-handle"), persist=False, **(SMALL_MAP if view == "stability" else {}))
     qtbot.addWidget(window)
@@ -106,8 +106,8 @@ def test_the_first_frame_is_announced_after_the_paint(qtbot, view):
 
 
 def test_the_stability_view_shows_a_worker_error_once(open_any, qtbot, monkeypatch):
-    import app.physics.integrators as integrators
-    from app.physics.errors import DivergenceError
+    import tumble.physics.integrators as integrators
+    from tumble.physics.errors import DivergenceError
 
     window = open_any("stability")
     qtbot.waitUntil(lambda: window.result is not None, timeout=WAIT_MS)

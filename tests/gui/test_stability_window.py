@@ -21,8 +21,8 @@ DIRECTIONS, DURATION = 300, 6.0
 @pytest.fixture
 def open_stability(qtbot):
     """Factory: a shown StabilityWindow computing a small map (closed by qtbot)."""
-    from app.gui.launch import resolve_scenario
-    from app.gui.stability_window import StabilityWindow
+    from tumble.gui.launch import resolve_scenario
+    from tumble.gui.stability_window import StabilityWindow
 
     def make(scenario="t-handle", *, directions=DIRECTIONS, duration=DURATION, wait_map=True):
         sc, preset = resolve_scenario(scenario)
@@ -164,7 +164,7 @@ def test_gui_screenshot_of_the_stability_view(open_stability, tmp_path):
     stable = [where(90.0, -12.0), where(-90.0, -12.0), where(30.0, 80.0)]  # near the major and minor axes
     window.close()
     out = tmp_path / "stability.png"
-    res = subprocess.run([sys.executable, "-m", "app", "gui", "t-handle", "--view", "stability",
+    res = subprocess.run([sys.executable, "-m", "tumble", "gui", "t-handle", "--view", "stability",
                           "--screenshot", str(out), "--quit-after", "0.5"], cwd=ROOT, env=dict(os.environ),
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr

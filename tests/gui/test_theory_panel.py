@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.gui.theory_panel import ROWS, _format
-from app.physics import exact, theory
-from app.scenario import load
-from app.simulation.worker import RECORD_INTERVAL_S
+from tumble.gui.theory_panel import ROWS, _format
+from tumble.physics import exact, theory
+from tumble.scenario import load
+from tumble.simulation.worker import RECORD_INTERVAL_S
 
 WAIT_MS = 30000
 
