@@ -108,10 +108,10 @@ def _bad_files(tmp_path, arrays):
         "blank lines only": ("\n\n", "must not be empty"),
         "header only": ("t,wx,wy,wz\n", "rows of data"),
         "unknown columns": ("a,b,c,d\n1,2,3,4\n", "name a time and three rates"),
-        "non-numeric": ("\n".join(good[:5] + ["0.5,abc,1,2"] + good[6:]) + "\n", "must be a number, got 'abc'"),
-        "NaN": ("\n".join(good[:5] + ["0.5,NaN,1,2"] + good[6:]) + "\n", "must be a finite number, got 'NaN'"),
+        "non-numeric": ("\n".join(good[:5] + ["0.5,abc,1,2"] + good[6:]) + "\n", "column 2 (the x rate) must be a plain decimal number, got text of 3 characters"),
+        "NaN": ("\n".join(good[:5] + ["0.5,NaN,1,2"] + good[6:]) + "\n", "column 2 (the x rate) must be a plain decimal number, got NaN"),
         "missing field": ("\n".join(good[:5] + ["0.5,1,2"] + good[6:]) + "\n", "have at least 4 fields"),
-        "time not increasing": ("\n".join(good[:5] + [good[3]] + good[6:]) + "\n", "time must increase"),
+        "time not increasing": ("\n".join(good[:5] + [good[3]] + good[6:]) + "\n", "must increase from row to row"),
         "too short": ("\n".join(good[:6]) + "\n", "at least 10 samples"),
         "at rest, no flight": (_csv(rest, 0.2 * np.sin(np.outer(rest, [1, 2, 3]))), "hold a free flight"),
     }

@@ -25,6 +25,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ..physics.errors import ParameterError
 from .dynamics import drag_torque, simulate_rates
+from .limits import MAX_WINDOWS, plain_number
 from .recording import Recording
 
 #: samples with a torque residual below this are free (in flight 0.01-0.03, in a hand > 0.3)
@@ -338,16 +339,21 @@ def refine_edges(rec: Recording, flight: Flight, w_start, inertia, drag_model, c
 
 
 def parse_windows(text: str) -> list[tuple[float, float]] | None:
-    """``auto`` -> None; ``START:END,...`` (s) -> [(start, end), ...]; else ParameterError."""
+    """``auto`` -> None; ``START:END,...`` (s, plain ASCII decimals, at most 1e100 in magnitude)
+    -> [(start, end), ...]; else ParameterError."""
     if text is None or text.strip() == "auto":
         return None
+    parts = text.split(",")
+    if len(parts) > MAX_WINDOWS:
+        raise ParameterError("--flights", text, f"hold at most {MAX_WINDOWS:,} windows")
     out = []
-    for part in text.split(","):
-        try:
-            lo, hi = (float(x) for x in part.split(":"))
-        except ValueError:
-            raise ParameterError("--flights", text, "be auto or START:END windows in s separated by commas") from None
-        if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+    for part in parts:
+        ends = part.split(":")
+        if len(ends) != 2:
+            raise ParameterError("--flights", text, "be auto or START:END windows in s separated by commas")
+        lo, hi = (plain_number(x.strip(), "--flights", "be auto or START:END windows in s separated by commas")
+                  for x in ends)
+        if not lo < hi:
             raise ParameterError("--flights", part, "be a window START:END with finite START < END (s)")
         out.append((lo, hi))
     return out

@@ -1,22 +1,27 @@
-"""Gyroscope recordings: phyphox folders and zips, single CSV files; pauses and saturated samples.
+"""Gyroscope recordings: which file of an export holds the rates, its segments (pauses and gaps), clipped samples.
 
-Formats read (all give time in s and rates in rad/s, sensor frame):
+Read (all give time in s and rates in rad/s, sensor frame; the table formats are in
+:mod:`.formats`, the bounds in :mod:`.limits`):
 
-- a phyphox export, as a folder or a ``.zip`` of it: ``Raw Data.csv`` with the columns
-  ``"Time (s)","Gyroscope x (rad/s)","Gyroscope y (rad/s)","Gyroscope z (rad/s)","Absolute (rad/s)"``
-  and ``meta/time.csv`` with ``START``/``PAUSE`` events (the time axis runs on across a pause,
-  so samples on both sides of one look contiguous: each START..PAUSE stretch is a segment,
-  and a flight never spans two);
-- one CSV file: phyphox's "Gyroscope rotation rate" export, any comma, tab or semicolon
-  (decimal comma) separated file whose header names a time and three rates, or ``t,wx,wy,wz``.
+- a phyphox export, as a folder or a ``.zip`` of it, from Android or iOS: ``Raw Data.csv``
+  (``"Time (s)","Gyroscope x (rad/s)",...``) and ``meta/time.csv`` with ``START``/``PAUSE``
+  events (the time axis runs on across a pause, so samples on both sides of one look
+  contiguous: each START..PAUSE stretch is a segment, and a flight never spans two);
+- phyphox's single-file export ("Gyroscope rotation rate.csv"), a Sensor Logger export
+  (``Gyroscope.csv`` alone or in its folder or zip), or any table of a time and three rates;
+- an Excel file (``.xls``, ``.xlsx``) is not read: the CSV of the same name beside it is (phyphox
+  exports both), once, with a note, also when both are given.
+
+A step between stamps of more than :data:`~.limits.GAP_SPACINGS` median spacings (and
+:data:`~.limits.GAP_MIN_S`) also ends a segment: nothing is differentiated or integrated across a gap.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
-import math
-import re
+import os
 import zipfile
 from dataclasses import dataclass
 from functools import cached_property
@@ -25,6 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from ..physics.errors import ParameterError
+from . import limits as lim
+from .formats import read_table
 
 #: a rate component at or above this magnitude (rad/s) is taken as clipped: phone gyroscopes
 #: saturate at 2000 deg/s = 34.9 rad/s, and the last half rad/s before it is not trusted
@@ -36,24 +43,31 @@ PLATEAU_MIN_RAD_S = 4.0
 MIN_SAMPLES = 10
 PHYPHOX_DATA = "Raw Data.csv"
 PHYPHOX_TIME = "meta/time.csv"
-
-_UNIT_SCALE = {"rad/s": 1.0, "deg/s": math.pi / 180.0, "°/s": math.pi / 180.0, "dps": math.pi / 180.0}
-_TIME_SCALE = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
-_TIME_NAMES = ("t", "time", "timestamp", "seconds", "elapsed time", "experiment time")
-_RATE_WORDS = r"(?:gyroscope|gyro|gyr|rotation rate|angular velocity|angular rate|rate|omega|w|g)"
+#: spreadsheet files: never read, the CSV export of the same name is
+EXCEL_SUFFIXES = (".xls", ".xlsx", ".ods")
+#: files of a folder or zip that may hold a table
+TABLE_SUFFIXES = (".csv", ".tsv", ".txt", ".dat")
+#: most START/PAUSE events read from meta/time.csv
+MAX_EVENTS = 10_000
+EXPECTED_EXPORT = (f"be a phyphox export (a folder or .zip holding {PHYPHOX_DATA!r}), a .zip or folder holding one "
+                   "gyroscope table (Gyroscope.csv), or a table of a time and three rates (.csv, .txt)")
 
 
 @dataclass(frozen=True)
 class Recording:
     """One recording: ``t`` (N,) s, strictly increasing; ``w`` (N, 3) rad/s, sensor frame;
-    ``segment`` (N,) the START..PAUSE stretch each sample belongs to; ``saturated`` (N,)
-    samples with a clipped component (kept for display, left out of every fit)."""
+    ``segment`` (N,) the stretch (between pauses and gaps) each sample belongs to;
+    ``saturated`` (N,) samples with a clipped component (kept for display, left out of every
+    fit); ``notes``: what the reader decided for the user to know (a unit inferred, an epoch
+    shifted, an Excel twin skipped); ``t_offset`` (s) was subtracted from the file's stamps."""
 
     name: str
     t: np.ndarray
     w: np.ndarray
     segment: np.ndarray
     saturated: np.ndarray
+    notes: tuple = ()
+    t_offset: float = 0.0
 
     @cached_property
     def clipped(self) -> np.ndarray:
@@ -72,180 +86,185 @@ class Recording:
         return list(zip(starts.tolist(), ends.tolist()))
 
 
+def read_recordings(paths) -> list[Recording]:
+    """Read every path once: an Excel file whose CSV twin is also given, or a path given twice,
+    adds a note to the recording already read instead of a second copy of the same throws."""
+    out: list[Recording] = []
+    seen: dict[str, int] = {}
+    for path in paths:
+        p = Path(path)
+        twin = _csv_twin(p)
+        key = os.path.realpath(twin or p)
+        if key in seen:
+            k = seen[key]
+            note = f"{p.name} holds the same data as {Path(out[k].name).name}: read once"
+            out[k] = dataclasses.replace(out[k], notes=(*out[k].notes, note))
+            continue
+        seen[key] = len(out)
+        out.append(read_recording(p))
+    return out
+
+
 def read_recording(path, name: str | None = None) -> Recording:
-    """Read a phyphox folder or zip, or a CSV file; raises :class:`ParameterError` (one line)."""
+    """Read a phyphox folder or zip, a table file, or the CSV twin of an Excel file; raises
+    :class:`ParameterError` (one line naming the file, never quoting it)."""
     p = Path(path)
-    label = name or str(path)
+    where = str(path)
+    if p.suffix.lower() in EXCEL_SUFFIXES:
+        twin = _csv_twin(p)
+        if twin is None:
+            raise lim.refuse(where, "be a CSV export (Tumble reads the CSV phyphox writes beside its Excel file, "
+                             "not the Excel file)", "a spreadsheet with no .csv of the same name beside it")
+        rec = read_recording(twin, name)
+        note = f"read {twin.name} beside {p.name} (the same data; the spreadsheet is not read)"
+        return dataclasses.replace(rec, notes=(note, *rec.notes))
+    label = name or where
     if p.is_dir():
-        data = p / PHYPHOX_DATA
-        if not data.is_file():
-            raise ParameterError("recording", str(path), f"be a phyphox folder holding {PHYPHOX_DATA!r}, "
-                                 "a .zip of one, or a CSV file")
-        events = _read_text(p / PHYPHOX_TIME, str(p / PHYPHOX_TIME)) if (p / PHYPHOX_TIME).is_file() else None
-        return _build(label, _read_text(data, str(data)), events, str(data))
-    if not p.is_file():
-        raise ParameterError("recording", str(path), "be an existing phyphox folder, .zip or CSV file")
-    if zipfile.is_zipfile(p):
-        return _read_zip(p, label)
-    return _build(label, _read_text(p, str(p)), None, str(p))
+        return _read_folder(p, label)
+    if not p.exists():
+        raise lim.refuse(where, "be an existing phyphox folder, .zip or CSV file", "no such file")
+    with lim.open_regular(p, where) as fh:
+        head = fh.read(4)
+        fh.seek(0)
+        if head[:2] == b"PK" or p.suffix.lower() == ".zip":
+            return _read_zip(fh, label, where)
+        return _build(label, lim.read_capped(fh, lim.MAX_BYTES, where), None, where)
 
 
-def _read_text(path: Path, where: str) -> str:
+def _csv_twin(p: Path) -> Path | None:
+    """The ``.csv`` beside an Excel file ``p`` (same name), if there is one."""
+    if p.suffix.lower() not in EXCEL_SUFFIXES:
+        return None
+    twin = p.with_suffix(".csv")
+    return twin if twin.is_file() else None
+
+
+def _pick(names: list[str], where: str) -> tuple[str, str | None]:
+    """The member holding the rates, and phyphox's events beside it (None without)."""
+    files = [n for n in names if not n.endswith("/")]
+    base = {n: n.rsplit("/", 1)[-1] for n in files}
+    phyphox = [n for n in files if base[n] == PHYPHOX_DATA]
+    if len(phyphox) == 1:
+        prefix = phyphox[0][: -len(PHYPHOX_DATA)]
+        events = prefix + PHYPHOX_TIME
+        return phyphox[0], events if events in files else None
+    tables = [n for n in files if base[n].lower().endswith(TABLE_SUFFIXES) and "/meta/" not in "/" + n
+              and not base[n].startswith(".")]
+    gyro = [n for n in tables if "gyro" in base[n].lower() and "uncalibrated" not in base[n].lower()]
+    for group in (gyro, tables):
+        if len(group) == 1:
+            return group[0], None
+    found = f"{len(phyphox)} files named {PHYPHOX_DATA!r}" if phyphox else f"{len(tables)} tables"
+    raise lim.refuse(where, EXPECTED_EXPORT, found)
+
+
+def _read_folder(p: Path, label: str) -> Recording:
+    where = str(p)
+    names = []
     try:
-        raw = path.read_bytes()
+        with os.scandir(p) as it:
+            for entry in it:
+                names.append(entry.name)
+                if len(names) > lim.MAX_ZIP_ENTRIES:
+                    raise lim.refuse(where, f"hold at most {lim.MAX_ZIP_ENTRIES:,} files", "more")
+        if (p / "meta").is_dir() and not (p / "meta").is_symlink():
+            names += ["meta/" + n for n in sorted(os.listdir(p / "meta"))[: lim.MAX_ZIP_ENTRIES]]
     except OSError as err:
-        raise ParameterError("recording", where, f"be readable ({err.strerror or err})") from None
-    return _decode(raw, where)
+        raise lim.refuse(where, "be a readable folder", err.strerror or "an unreadable folder") from None
+    data, events = _pick(names, where)
+    member = p / data
+    with lim.open_regular(member, str(member), follow=False) as fh:
+        events_text = None
+        if events is not None:
+            if (p / "meta").is_symlink():
+                raise lim.refuse(str(p / "meta"), "not be a symbolic link", "a symbolic link")
+            with lim.open_regular(p / events, str(p / events), follow=False) as ev:
+                events_text = _text(lim.read_capped(ev, lim.MAX_META_BYTES, str(p / events)), str(p / events))
+        return _build(label, lim.read_capped(fh, lim.MAX_BYTES, str(member)), events_text, str(member))
 
 
-def _decode(raw: bytes, where: str) -> str:
+def _read_zip(fh, label: str, where: str) -> Recording:
+    try:
+        lim.check_zip_directory(fh, where)
+        with zipfile.ZipFile(fh) as zf:
+            infos = {i.filename: i for i in zf.infolist()}
+            data, events = _pick(list(infos), where)
+            inside = f"{where}:{data}"
+            events_text = None
+            if events is not None:
+                info = infos[events]
+                lim.check_member(info, f"{where}:{events}", lim.MAX_META_BYTES)
+                with zf.open(info) as ev:
+                    events_text = _text(lim.read_capped(ev, lim.member_cap(info, lim.MAX_META_BYTES),
+                                                        f"{where}:{events}"), f"{where}:{events}")
+            info = infos[data]
+            lim.check_member(info, inside, lim.MAX_BYTES)
+            with zf.open(info) as stream:
+                return _build(label, lim.read_capped(stream, lim.member_cap(info, lim.MAX_BYTES), inside),
+                              events_text, inside)
+    except ParameterError:
+        raise
+    except lim.ZIP_ERRORS as err:
+        what = ("corrupt compressed data" if isinstance(err, lim.CORRUPT_DATA) else
+                "a damaged or unsupported entry" if isinstance(err, (NotImplementedError, RuntimeError)) else
+                "a damaged zip")
+        raise lim.refuse(where, "be a readable .zip", what) from None
+
+
+def _text(chunks, where: str) -> str:
+    raw = b"".join(chunks)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise ParameterError("recording", where, "be a UTF-8 text file") from None
+        raise lim.refuse(where, "be UTF-8 text", "bytes that are not") from None
 
 
-def _read_zip(path: Path, label: str) -> Recording:
-    try:
-        with zipfile.ZipFile(path) as zf:
-            names = [n for n in zf.namelist() if not n.endswith("/")]
-            data = [n for n in names if n.rsplit("/", 1)[-1] == PHYPHOX_DATA]
-            if len(data) != 1:
-                raise ParameterError("recording", str(path), f"be a phyphox .zip holding one {PHYPHOX_DATA!r}")
-            prefix = data[0][: -len(PHYPHOX_DATA)]
-            text = _decode(zf.read(data[0]), f"{path}:{data[0]}")
-            time_name = prefix + PHYPHOX_TIME
-            events = _decode(zf.read(time_name), f"{path}:{time_name}") if time_name in names else None
-    except (zipfile.BadZipFile, OSError) as err:
-        raise ParameterError("recording", str(path), f"be a readable .zip ({err})") from None
-    return _build(label, text, events, f"{path}:{data[0]}")
-
-
-def _build(label: str, text: str, events: str | None, where: str) -> Recording:
-    t, w = parse_rates_csv(text, where)
-    segment = _segments(t, events, where) if events is not None else np.zeros(len(t), dtype=np.int64)
-    return Recording(label, t, w, segment, saturated_samples(w))
-
-
-# ------------------------------------------------------------------ CSV
-
-
-def _split_header(line: str) -> tuple[str, list[str]]:
-    """The delimiter of a header line and its stripped field names."""
-    delimiter = "\t" if "\t" in line else (";" if ";" in line else ",")
-    fields = next(csv.reader([line], delimiter=delimiter))
-    return delimiter, [f.strip().strip('"').strip() for f in fields]
-
-
-def _name_and_unit(field: str) -> tuple[str, str | None]:
-    """``"Gyroscope x (rad/s)"`` -> ``("gyroscope x", "rad/s")``; names are lower case."""
-    m = re.match(r"^(.*?)\s*[\(\[]\s*([^\)\]]*)\s*[\)\]]\s*$", field)
-    if m:
-        return m.group(1).strip().lower(), m.group(2).strip().lower()
-    return field.strip().lower(), None
-
-
-def identify_columns(fields: list[str], where: str = "recording") -> tuple[int, float, list[int], list[float]]:
-    """Column index and unit scale of the time and of the x, y, z rates, from header names.
-
-    Accepted: a time named ``t``, ``time``, ``timestamp`` (unit s or ms in brackets) and rates
-    named like ``wx``, ``omega_x``, ``gyro x``, ``Gyroscope x (rad/s)``, ``x`` (rad/s, or
-    deg/s when the header says so).
-    """
-    parsed = [_name_and_unit(f) for f in fields]
-    time_col = next((i for i, (n, _) in enumerate(parsed) if n in _TIME_NAMES), None)
-    rate_cols, scales = [], []
-    for axis in "xyz":
-        pattern = re.compile(rf"^(?:{_RATE_WORDS}[\s_\-]*)?{axis}$")
-        found = [i for i, (n, _) in enumerate(parsed) if i != time_col and pattern.match(n)]
-        if len(found) != 1:
-            rate_cols = None
-            break
-        rate_cols.append(found[0])
-    if time_col is None or rate_cols is None:
-        raise ParameterError(f"{where} header", ",".join(fields),
-                             "name a time and three rates (t,wx,wy,wz or \"Time (s)\",\"Gyroscope x (rad/s)\",...)")
-    t_unit = parsed[time_col][1] or "s"
-    if t_unit not in _TIME_SCALE:
-        raise ParameterError(f"{where} column {fields[time_col]!r}", t_unit, "be in s or ms")
-    for i in rate_cols:
-        unit = parsed[i][1] or "rad/s"
-        if unit not in _UNIT_SCALE:
-            raise ParameterError(f"{where} column {fields[i]!r}", unit, "be in rad/s or deg/s")
-        scales.append(_UNIT_SCALE[unit])
-    return time_col, _TIME_SCALE[t_unit], rate_cols, scales
-
-
-def parse_rates_csv(text: str, where: str = "recording") -> tuple[np.ndarray, np.ndarray]:
-    """(t, w) from CSV text with a header; every bad row is a one-line :class:`ParameterError`."""
-    lines = text.splitlines()
-    first = next((k for k, line in enumerate(lines) if line.strip()), None)
-    if first is None:
-        raise ParameterError("recording", where, "not be empty (a header and rows of time and three rates)")
-    delimiter, fields = _split_header(lines[first])
-    time_col, t_scale, rate_cols, scales = identify_columns(fields, where)
-    cols = [time_col, *rate_cols]
-    body = [line for line in lines[first + 1:] if line.strip()]
-    if not body:
-        raise ParameterError("recording", where, "hold rows of data below its header")
-    rows = list(csv.reader(io.StringIO("\n".join(body)), delimiter=delimiter))
-    need = max(cols) + 1
-    try:
-        cells = [[row[c] for c in cols] for row in rows]
-        if delimiter == ";":
-            cells = [[c.replace(",", ".") for c in row] for row in cells]
-        values = np.array(cells, dtype=float)
-    except (IndexError, ValueError):
-        values = None
-    if values is None:  # find the first bad row to name it
-        for k, row in enumerate(rows):
-            if len(row) < need:
-                raise ParameterError(f"{where} row {first + 2 + k}", delimiter.join(row),
-                                     f"have at least {need} fields") from None
-            for c in cols:
-                cell = row[c].strip().replace(",", ".") if delimiter == ";" else row[c].strip()
-                try:
-                    float(cell)
-                except ValueError:
-                    raise ParameterError(f"{where} row {first + 2 + k} column {fields[c]!r}", row[c],
-                                         "be a number") from None
-        raise ParameterError("recording", where, "hold only numbers below its header")  # pragma: no cover
-    bad = ~np.isfinite(values)
-    if bad.any():
-        k, c = np.argwhere(bad)[0]
-        raise ParameterError(f"{where} row {first + 2 + k} column {fields[cols[c]]!r}", rows[k][cols[c]],
-                             "be a finite number")
-    t = values[:, 0] * t_scale
-    w = values[:, 1:4] * np.array(scales)
-    steps = np.diff(t)
-    if np.any(steps <= 0):
-        k = int(np.argmax(steps <= 0)) + 1
-        raise ParameterError(f"{where} row {first + 2 + k} time", float(values[k, 0]),
-                             f"increase (the row before has {values[k - 1, 0]:.10g})")
+def _build(label: str, chunks, events: str | None, where: str) -> Recording:
+    t, w, table, offset = read_table(chunks, where)
     if len(t) < MIN_SAMPLES:
-        raise ParameterError("recording", where, f"hold at least {MIN_SAMPLES} samples, got {len(t)}")
-    return t, w
+        raise lim.refuse(where, f"hold at least {MIN_SAMPLES} samples", f"{len(t)}")
+    segment = _segments(t + offset, events, where) if events is not None else np.zeros(len(t), dtype=np.int64)
+    segment = split_at_gaps(t, segment, where)
+    return Recording(label, t, w, segment, saturated_samples(w), tuple(table.notes), offset)
+
+
+def split_at_gaps(t: np.ndarray, segment: np.ndarray, where: str = "recording") -> np.ndarray:
+    """Segments also end at gaps: a step of more than GAP_SPACINGS median spacings (and GAP_MIN_S)."""
+    steps = np.diff(t)
+    if len(steps) == 0:
+        return segment
+    gap = steps > max(lim.GAP_SPACINGS * float(np.median(steps)), lim.GAP_MIN_S)
+    out = segment + np.concatenate(([0], np.cumsum(gap)))
+    _, first = np.unique(out, return_index=True)
+    if len(first) > lim.MAX_SEGMENTS:
+        raise lim.refuse(where, f"hold at most {lim.MAX_SEGMENTS:,} segments (pauses and gaps)", f"{len(first):,}")
+    return out.astype(np.int64)
 
 
 def _segments(t: np.ndarray, events_text: str, where: str) -> np.ndarray:
-    """Segment index of each sample from phyphox ``meta/time.csv`` (START/PAUSE events)."""
+    """Segment index of each sample from phyphox ``meta/time.csv`` (START/PAUSE events);
+    ``t`` in the file's own time (before any shift)."""
+    where = f"{where} events"
     lines = [line for line in events_text.splitlines() if line.strip()]
     if not lines:
         return np.zeros(len(t), dtype=np.int64)
-    delimiter, fields = _split_header(lines[0])
-    names = [f.lower() for f in fields]
+    if len(lines) > MAX_EVENTS + 1 or max(map(len, lines)) > lim.MAX_LINE_CHARS:
+        raise lim.refuse(where, f"hold at most {MAX_EVENTS:,} short lines", "more or longer")
+    delimiter = next((d for d in ("\t", ";", ",") if d in lines[0]), ",")
+    names = [f.strip().strip('"').strip().lower() for f in next(csv.reader([lines[0]], delimiter=delimiter))]
     if "event" not in names or "experiment time" not in names:
-        raise ParameterError(f"{where} events header", ",".join(fields), 'name "event" and "experiment time"')
+        raise lim.refuse(f"{where} header", 'name "event" and "experiment time"', "other names")
     ie, it = names.index("event"), names.index("experiment time")
     starts, pauses = [], []
     for k, row in enumerate(csv.reader(io.StringIO("\n".join(lines[1:])), delimiter=delimiter)):
-        try:
-            event, when = row[ie].strip().upper(), float(row[it].replace(",", ".") if delimiter == ";" else row[it])
-        except (IndexError, ValueError):
-            raise ParameterError(f"{where} events row {k + 2}", delimiter.join(row),
-                                 "hold an event and its experiment time") from None
-        if not math.isfinite(when):
-            raise ParameterError(f"{where} events row {k + 2} experiment time", row[it], "be a finite number")
+        if len(row) <= max(ie, it):
+            raise lim.refuse(f"{where} row {k + 2}", "hold an event and its experiment time", f"{len(row)} fields")
+        cell = row[it].strip().strip('"')
+        cell = cell.replace(",", ".") if delimiter != "," else cell
+        if not lim.PLAIN_NUMBER.fullmatch(cell) or abs(float(cell)) > lim.MAX_MAGNITUDE:
+            raise lim.refuse(f"{where} row {k + 2} experiment time", "be a plain decimal number",
+                             lim.describe_cell(cell) if not lim.PLAIN_NUMBER.fullmatch(cell) else "a larger one")
+        event, when = row[ie].strip().strip('"').upper(), float(cell)
         if event == "START":
             starts.append(when)
         elif event == "PAUSE":

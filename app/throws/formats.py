@@ -1,0 +1,385 @@
+"""Tables of gyroscope rates: the header's names and units, and the rows read in bounded chunks.
+
+A table is a header naming a time and an x, y and z rate, then rows of plain decimal numbers:
+
+- separated by commas, tabs, semicolons or runs of spaces; a decimal comma where the separator
+  is a tab or a semicolon (phyphox's "decimal comma" exports);
+- ``#`` lines are comments; a ``#`` line right before the first row may be the header
+  (``# t (s)  ωₓ (rad/s)  ω_y (rad/s)  ω_z (rad/s)``); names are compared after Unicode
+  NFKC normalisation, so ``ωₓ`` is ``ωx``;
+- time in s, ms, us or ns (by its header; without a unit, the one that puts the stamps 0.5 ms
+  to 0.5 s apart); a stamp far from zero (an epoch) is shifted to start at 0, integer stamps
+  exactly (Sensor Logger's ``time`` in ns since 1970; its ``seconds_elapsed`` is preferred);
+- rates in rad/s or deg/s, in any column order, named by axis (``wx``, ``gyro_x``,
+  ``Gyroscope x (rad/s)``, ``rotationRateX``, ``ωₓ``, or a bare ``x``).
+
+Rows are parsed by numpy's C reader a chunk at a time (a few MB), so memory grows with the
+samples kept, not with the file; a cell that is not a plain number is located only then, and
+described (never quoted).
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import limits as lim
+
+_TIME_SCALE = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+_TIME_UNIT_WORDS = {"s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s", "ms": "ms", "msec": "ms",
+                    "milliseconds": "ms", "us": "us", "μs": "us", "microseconds": "us", "ns": "ns",
+                    "nanoseconds": "ns"}
+_DEG = np.pi / 180.0
+_RATE_UNITS = {"rad/s": 1.0, "rads-1": 1.0, "1/s": 1.0, "s-1": 1.0, "deg/s": _DEG, "°/s": _DEG, "dps": _DEG,
+               "degrees/s": _DEG, "degree/s": _DEG, "degs-1": _DEG, "°s-1": _DEG}
+#: time columns, best first: Sensor Logger's seconds_elapsed beats its ns-since-1970 time
+_TIME_NAMES = ("seconds elapsed", "elapsed time", "time elapsed", "elapsed", "time since start", "experiment time",
+               "t", "time", "timestamp", "seconds", "sec")
+_RATE_WORDS = (r"(?:gyroscope|gyro|gyr|motion ?rotation ?rate|rotation ?rate|gyro ?rotation|angular ?velocity|"
+               r"angular ?rate|rate|omega|ω|w|g)")
+#: lines searched for the header
+MAX_HEADER_LINES = 200
+EXPECTED = ("name a time and three rates (a time like t, time, seconds_elapsed or \"Time (s)\"; "
+            "rates like wx, gyro_x, \"Gyroscope x (rad/s)\" or \"ωₓ (rad/s)\")")
+#: an unlabelled time's unit puts the median spacing in [this, 1000 x this) s
+_INFERRED_SPACING = 5e-4
+#: a stamp this far from zero (s) is an epoch: time is shifted to start at 0
+EPOCH_S = 1e6
+
+
+@dataclass
+class Table:
+    """What a header says: the delimiter (None: runs of spaces), the columns used and their scales."""
+
+    delimiter: str | None
+    decimal_comma: bool
+    n_fields: int
+    time_col: int
+    time_unit: str | None
+    rate_cols: list[int]
+    rate_scales: list[float]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def cols(self) -> list[int]:
+        return [self.time_col, *self.rate_cols]
+
+    def role(self, k: int) -> str:
+        """``column 2 (the x rate)``: a column by number and role, never by its (file's) name."""
+        col = self.cols[k]
+        return f"column {col + 1} ({'the time' if k == 0 else 'the ' + 'xyz'[k - 1] + ' rate'})"
+
+
+def normalise(name: str) -> str:
+    """A header name compared loosely: NFKC (``ₓ`` -> ``x``), lower case, separators as one space."""
+    s = unicodedata.normalize("NFKC", name).replace("\u2212", "-").strip().strip('"').strip().lower()
+    return re.sub(r"[\s_.\-:]+", " ", s).strip()
+
+
+def name_and_unit(field_text: str) -> tuple[str, str | None]:
+    """``"Gyroscope x (rad/s)"`` -> ``("gyroscope x", "rad/s")``."""
+    s = unicodedata.normalize("NFKC", field_text).replace("\u2212", "-").strip().strip('"').strip()
+    m = re.match(r"^(.*?)\s*[\(\[]\s*([^\)\]]*)\s*[\)\]]\s*$", s)
+    if m:
+        unit = re.sub(r"[\s^*·]", "", m.group(2).lower())
+        return normalise(m.group(1)), unit
+    return normalise(s), None
+
+
+def _split_header(line: str, delimiter: str | None, n_data: int) -> list[str]:
+    """The header's fields; with spaces as separator, a unit in brackets joins its name."""
+    if delimiter is not None:
+        return [f.strip().strip('"').strip() for f in next(csv.reader([line], delimiter=delimiter))]
+    tokens = line.split()
+    fields: list[str] = []
+    for tok in tokens:
+        if fields and (tok[:1] in "([" or fields[-1].count("(") > fields[-1].count(")")
+                       or fields[-1].count("[") > fields[-1].count("]")):
+            fields[-1] += " " + tok
+        else:
+            fields.append(tok)
+    if len(fields) != n_data:
+        wide = [f for f in re.split(r"\s{2,}|\t", line.strip()) if f]
+        if len(wide) == n_data:
+            return wide
+    return fields
+
+
+def _delimiter(data_line: str) -> str | None:
+    for d in ("\t", ";", ","):
+        if d in data_line:
+            return d
+    return None
+
+
+def identify(fields: list[str], where: str) -> tuple[int, str | None, list[int], list[float]]:
+    """Time column and unit (None: not given), rate columns and their scales to rad/s."""
+    parsed = [name_and_unit(f) for f in fields]
+    names = [n for n, _ in parsed]
+    time_col = next((names.index(n) for n in _TIME_NAMES if n in names), None)
+    if time_col is None:
+        raise lim.refuse(f"{where} header", EXPECTED, f"{len(fields)} columns, none of them a time")
+    rate_cols, scales = [], []
+    for axis in "xyz":
+        named = re.compile(rf"^{_RATE_WORDS} ?{axis}(?: axis)?$")
+        bare = re.compile(rf"^{axis}(?: axis)?$")
+        found = [i for i, n in enumerate(names) if i != time_col and named.match(n)]
+        found = found or [i for i, n in enumerate(names) if i != time_col and bare.match(n)]
+        if len(found) != 1:
+            got = (f"no column for the {axis} rate" if not found else
+                   f"{len(found)} columns for the {axis} rate (columns {', '.join(str(i + 1) for i in found)})")
+            raise lim.refuse(f"{where} header", EXPECTED, got)
+        unit = parsed[found[0]][1] or "rad/s"
+        if unit not in _RATE_UNITS:
+            raise lim.refuse(f"{where} column {found[0] + 1} (the {axis} rate)", "be in rad/s or deg/s",
+                             "another unit")
+        rate_cols.append(found[0])
+        scales.append(_RATE_UNITS[unit])
+    unit = parsed[time_col][1]
+    if unit is None and names[time_col] in ("seconds elapsed", "seconds", "sec"):
+        unit = "s"
+    if unit is not None:
+        if unit not in _TIME_UNIT_WORDS:
+            raise lim.refuse(f"{where} column {time_col + 1} (the time)", "be in s, ms, us or ns", "another unit")
+        unit = _TIME_UNIT_WORDS[unit]
+    return time_col, unit, rate_cols, scales
+
+
+# ------------------------------------------------------------------ reading
+
+
+def _decoded(chunks, where: str):
+    """Text from byte chunks: UTF-8 (or UTF-16 with its BOM); a first chunk that is not UTF-8
+    is read as Windows-1252 (an old spreadsheet's export)."""
+    decoder = None
+    for block in chunks:
+        if decoder is None:
+            if block[:2] in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):
+                decoder = codecs.getincrementaldecoder("utf-16")()
+            else:
+                decoder = codecs.getincrementaldecoder("utf-8-sig")()
+                try:
+                    yield decoder.decode(block)
+                    continue
+                except UnicodeDecodeError:
+                    decoder = codecs.getincrementaldecoder("cp1252")(errors="replace")
+        try:
+            yield decoder.decode(block)
+        except UnicodeDecodeError:
+            raise lim.refuse(where, "be UTF-8 text", "bytes that are not") from None
+    if decoder is not None:
+        yield decoder.decode(b"", final=True)
+
+
+def _lines(texts, where: str):
+    """(first line number, lines) batches; every line checked for length before any split."""
+    carry, number = "", 1
+    for text in texts:
+        if not text:
+            continue
+        text = carry + text
+        cut = text.rfind("\n")
+        if cut < 0:
+            carry = text
+            if len(carry) > lim.MAX_LINE_CHARS:
+                _too_long(where, number, len(carry))
+            continue
+        carry = text[cut + 1:]
+        lines = text[:cut].split("\n")
+        longest = max(map(len, lines))
+        if longest > lim.MAX_LINE_CHARS:
+            _too_long(where, number + next(i for i, s in enumerate(lines) if len(s) == longest), longest)
+        if len(carry) > lim.MAX_LINE_CHARS:
+            _too_long(where, number + len(lines), len(carry))
+        yield number, lines
+        number += len(lines)
+    if carry:
+        yield number, [carry]
+
+
+def _too_long(where, line_no, n):
+    raise lim.refuse(f"{where} line {line_no}", f"be at most {lim.MAX_LINE_CHARS:,} characters long",
+                     f"a line of {n:,} characters or more")
+
+
+def _is_comment_or_blank(s: str) -> bool:
+    s = s.strip()
+    return not s or s.startswith("#")
+
+
+def read_table(chunks, where: str) -> tuple[np.ndarray, np.ndarray, Table, float]:
+    """(t s, w rad/s, table, offset s subtracted from t) from a bounded stream of byte chunks."""
+    batches = _lines(_decoded(chunks, where), where)
+    table, header_no = None, 0
+    last_comment = None
+    times, rates, int_times, line_nos = [], [], [], []
+    rows = 0
+    for first, lines in batches:
+        if table is None:  # the header: the first line that is not a comment, or the comment before a number
+            for k, raw in enumerate(lines):
+                s = raw.strip().lstrip("\ufeff")
+                if not s:
+                    continue
+                if s.startswith("#"):
+                    last_comment = (first + k, s.lstrip("#").strip())
+                    continue
+                if first + k > MAX_HEADER_LINES:
+                    break
+                delimiter = _delimiter(s)
+                cells = s.split(delimiter) if delimiter else s.split()
+                numeric = bool(lim.PLAIN_NUMBER.fullmatch(cells[0].strip().strip('"').replace(",", ".")))
+                if numeric and last_comment is None:
+                    raise lim.refuse(where, "begin with a header that would " + EXPECTED, "numbers with no header before them")
+                if numeric:
+                    header_no, header = last_comment
+                    data_line = s
+                else:
+                    header_no, header = first + k, s
+                    data_line = next((x.strip() for x in lines[k + 1:] if not _is_comment_or_blank(x)), s)
+                    k += 1
+                delimiter = _delimiter(data_line)
+                n_data = len(data_line.split(delimiter) if delimiter else data_line.split())
+                fields = _split_header(header, delimiter, n_data)
+                tc, unit, rc, scales = identify(fields, f"{where} line {header_no}")
+                table = Table(delimiter, delimiter in ("\t", ";") and "," in data_line, len(fields), tc, unit, rc,
+                              scales)
+                lines, first = lines[k:], first + k
+                break
+            else:
+                if first + len(lines) > MAX_HEADER_LINES:
+                    raise lim.refuse(where, f"have its header within its first {MAX_HEADER_LINES} lines", "none")
+                continue
+            if table is None:
+                raise lim.refuse(where, f"have its header within its first {MAX_HEADER_LINES} lines", "none")
+        keep = [i for i, s in enumerate(lines) if not _is_comment_or_blank(s)]
+        if not keep:
+            continue
+        rows += len(keep)
+        if rows > lim.MAX_ROWS:
+            raise lim.refuse(where, f"hold at most {lim.MAX_ROWS:,} rows", "more")
+        data = [lines[i] for i in keep]
+        if table.decimal_comma:
+            data = [s.replace(",", ".") for s in data]
+        values, ints = _parse_rows(data, table, where, first, keep)
+        times.append(values[:, 0])
+        rates.append(values[:, 1:])
+        line_nos.append(first + np.asarray(keep, dtype=np.int64))
+        if ints is not None:
+            int_times.append(ints)
+    if table is None:
+        if last_comment is None:
+            raise lim.refuse(where, "not be empty (a header that would " + EXPECTED + ", then rows of numbers)",
+                             "no text")
+        raise lim.refuse(where, "hold rows of data below its header", "none")
+    if not times:
+        raise lim.refuse(where, "hold rows of data below its header", "none")
+    raw_t = np.concatenate(times)
+    w = np.concatenate(rates) * np.asarray(table.rate_scales)
+    lines_of = np.concatenate(line_nos)
+    exact = np.concatenate(int_times) if len(int_times) == len(times) else None
+    t, offset = _times(raw_t, exact, table, where, lines_of)
+    return t, w, table, offset
+
+
+def _parse_rows(data: list[str], table: Table, where: str, first: int, keep: list[int]):
+    """Values (n, 4) of the used columns; integer stamps of more than 15 digits also as int64."""
+    cols = table.cols
+    kwargs = {"delimiter": table.delimiter, "usecols": cols, "ndmin": 2, "comments": None}
+    if table.delimiter is not None:
+        kwargs["quotechar"] = '"'
+    try:
+        values = np.loadtxt(data, dtype=float, **kwargs)
+    except ValueError:
+        _locate(data, table, where, first, keep)
+        raise lim.refuse(where, "hold only numbers below its header", "a row that is not") from None
+    if values.shape[1] != len(cols):  # pragma: no cover - loadtxt keeps usecols
+        raise lim.refuse(where, "hold a time and three rates per row", "fewer")
+    bad = ~np.isfinite(values)
+    big = np.abs(values[:, 1:]) * np.asarray(table.rate_scales) > lim.MAX_RATE_RAD_S
+    if bad.any() or big.any() or np.any(np.abs(values[:, 0]) > lim.MAX_MAGNITUDE):
+        _locate(data, table, where, first, keep)
+        r, c = np.argwhere(np.column_stack([bad[:, :1] | (np.abs(values[:, :1]) > lim.MAX_MAGNITUDE),
+                                            bad[:, 1:] | big]))[0]
+        raise lim.refuse(f"{where} line {first + keep[r]} {table.role(c)}",
+                         "be a rate of at most " f"{lim.MAX_RATE_RAD_S:g} rad/s in magnitude" if c else
+                         f"be at most {lim.MAX_MAGNITUDE:g} in magnitude", "a larger number")
+    ints = None
+    head = data[0].split(table.delimiter) if table.delimiter else data[0].split()
+    cell = head[table.time_col].strip().strip('"') if len(head) > table.time_col else ""
+    if cell.lstrip("+-").isdigit() and len(cell) > 15:
+        try:
+            ints = np.loadtxt(data, dtype=np.int64, **{**kwargs, "usecols": (table.time_col,)}).reshape(-1)
+        except (ValueError, OverflowError):
+            ints = None
+    return values, ints
+
+
+def _locate(data, table: Table, where: str, first: int, keep: list[int]) -> None:
+    """Raise for the first cell that is not a plain finite number (described, not quoted)."""
+    need = max(table.cols) + 1
+    rows = csv.reader(data, delimiter=table.delimiter) if table.delimiter else (s.split() for s in data)
+    for k, row in enumerate(rows):
+        line = f"{where} line {first + keep[k]}"
+        if len(row) < need:
+            raise lim.refuse(line, f"have at least {need} fields", f"{len(row)}")
+        for j, c in enumerate(table.cols):
+            cell = row[c].strip().strip('"').strip()
+            if not lim.PLAIN_NUMBER.fullmatch(cell):
+                raise lim.refuse(f"{line} {table.role(j)}", "be a plain decimal number", lim.describe_cell(cell))
+            value = float(cell)
+            if not np.isfinite(value) or abs(value) > lim.MAX_MAGNITUDE:
+                raise lim.refuse(f"{line} {table.role(j)}", f"be at most {lim.MAX_MAGNITUDE:g} in magnitude",
+                                 "a larger number")
+            if j and abs(value) * table.rate_scales[j - 1] > lim.MAX_RATE_RAD_S:
+                raise lim.refuse(f"{line} {table.role(j)}",
+                                 f"be a rate of at most {lim.MAX_RATE_RAD_S:g} rad/s in magnitude", "a larger one")
+
+
+def _spacing_words(seconds: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds:.3g} s"
+
+
+def _times(raw: np.ndarray, exact, table: Table, where: str, lines_of: np.ndarray) -> tuple[np.ndarray, float]:
+    """Stamps in s from the first one (an epoch shifted away), their unit checked by their spacing."""
+    rel = (exact - exact[0]).astype(float) if exact is not None else raw - raw[0]
+    steps = np.diff(rel)
+    if np.any(steps <= 0):
+        k = int(np.argmax(steps <= 0)) + 1
+        raise lim.refuse(f"{where} line {lines_of[k]} {table.role(0)}", "increase from row to row",
+                         "a stamp at or before the one above it")
+    if len(rel) < 2:
+        raise lim.refuse(where, "hold at least 2 rows", f"{len(rel)}")
+    median = float(np.median(steps))
+    fits = [u for u, s in _TIME_SCALE.items() if lim.MIN_SPACING_S <= median * s <= lim.MAX_SPACING_S]
+    unit = table.time_unit
+    if unit is None:
+        guess = [u for u, s in _TIME_SCALE.items() if _INFERRED_SPACING <= median * s < 1000 * _INFERRED_SPACING]
+        unit = guess[0] if guess else None
+        if unit is None:
+            raise lim.refuse(f"{where} {table.role(0)}", "have stamps 0.5 ms to 0.5 s apart in s, ms, us or ns "
+                             "(a gyroscope's 2 Hz to 2 kHz; name the unit in the header, like \"t (ms)\")",
+                             f"a median spacing of {median:.3g} in its own unit")
+        if unit != "s":
+            table.notes.append(f"time read in {unit} (the header names no unit; the stamps are "
+                               f"{_spacing_words(median * _TIME_SCALE[unit])} apart)")
+    spacing = median * _TIME_SCALE[unit]
+    if not lim.MIN_SPACING_S <= spacing <= lim.MAX_SPACING_S:
+        hint = f"; read in {fits[0]} they would be {_spacing_words(median * _TIME_SCALE[fits[0]])} apart" if fits else ""
+        raise lim.refuse(f"{where} {table.role(0)}",
+                         f"have stamps {_spacing_words(lim.MIN_SPACING_S)} to {_spacing_words(lim.MAX_SPACING_S)} "
+                         f"apart (a gyroscope's 1 Hz to 10 kHz), read in {unit}",
+                         f"stamps {_spacing_words(spacing)} apart (median){hint}")
+    scale = _TIME_SCALE[unit]
+    start = float(exact[0]) * scale if exact is not None else float(raw[0]) * scale
+    if abs(start) >= EPOCH_S:
+        table.notes.append(f"time starts at 0 (its first stamp, {start:.6f} s, was subtracted)")
+        return rel * scale, start
+    return (rel * scale + start if exact is not None else raw * scale), 0.0
