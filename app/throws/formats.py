@@ -111,8 +111,9 @@ def _split_header(line: str, delimiter: str | None, n_data: int) -> list[str]:
 
 
 def _delimiter(data_line: str) -> str | None:
+    """Tab, semicolon or comma when they split the row into single cells; else runs of spaces."""
     for d in ("\t", ";", ","):
-        if d in data_line:
+        if d in data_line and not any(len(cell.split()) > 1 for cell in data_line.split(d)):
             return d
     return None
 
@@ -332,12 +333,12 @@ def _locate(data, table: Table, where: str, first: int, keep: list[int]) -> None
             if not lim.PLAIN_NUMBER.fullmatch(cell):
                 raise lim.refuse(f"{line} {table.role(j)}", "be a plain decimal number", lim.describe_cell(cell))
             value = float(cell)
+            if j and not (np.isfinite(value) and abs(value) * table.rate_scales[j - 1] <= lim.MAX_RATE_RAD_S):
+                raise lim.refuse(f"{line} {table.role(j)}",
+                                 f"be a rate of at most {lim.MAX_RATE_RAD_S:g} rad/s in magnitude", "a larger one")
             if not np.isfinite(value) or abs(value) > lim.MAX_MAGNITUDE:
                 raise lim.refuse(f"{line} {table.role(j)}", f"be at most {lim.MAX_MAGNITUDE:g} in magnitude",
                                  "a larger number")
-            if j and abs(value) * table.rate_scales[j - 1] > lim.MAX_RATE_RAD_S:
-                raise lim.refuse(f"{line} {table.role(j)}",
-                                 f"be a rate of at most {lim.MAX_RATE_RAD_S:g} rad/s in magnitude", "a larger one")
 
 
 def _spacing_words(seconds: float) -> str:
