@@ -218,8 +218,8 @@ def read_table(chunks, where: str) -> tuple[np.ndarray, np.ndarray, Table, float
     batches = _lines(_decoded(chunks, where), where)
     table, header_no = None, 0
     last_comment = None
-    times, rates, int_times, line_nos = [], [], [], []
-    rows = 0
+    times, rates, int_times = [], [], []
+    rows, previous = 0, None
     for first, lines in batches:
         if table is None:  # the header: the first line that is not a comment, or the comment before a number
             for k, raw in enumerate(lines):
@@ -267,9 +267,11 @@ def read_table(chunks, where: str) -> tuple[np.ndarray, np.ndarray, Table, float
         if table.decimal_comma:
             data = [s.replace(",", ".") for s in data]
         values, ints = _parse_rows(data, table, where, first, keep)
+        stamps = ints if ints is not None else values[:, 0]
+        _increasing(stamps, previous, table, where, first + np.asarray(keep))
+        previous = stamps[-1]
         times.append(values[:, 0])
         rates.append(values[:, 1:])
-        line_nos.append(first + np.asarray(keep, dtype=np.int64))
         if ints is not None:
             int_times.append(ints)
     if table is None:
@@ -281,9 +283,8 @@ def read_table(chunks, where: str) -> tuple[np.ndarray, np.ndarray, Table, float
         raise lim.refuse(where, "hold rows of data below its header", "none")
     raw_t = np.concatenate(times)
     w = np.concatenate(rates) * np.asarray(table.rate_scales)
-    lines_of = np.concatenate(line_nos)
     exact = np.concatenate(int_times) if len(int_times) == len(times) else None
-    t, offset = _times(raw_t, exact, table, where, lines_of)
+    t, offset = _times(raw_t, exact, table, where)
     return t, w, table, offset
 
 
@@ -341,6 +342,19 @@ def _locate(data, table: Table, where: str, first: int, keep: list[int]) -> None
                                  "a larger number")
 
 
+def _increasing(stamps, previous, table: Table, where: str, lines_of) -> None:
+    """Stamps must increase, checked chunk by chunk (a file of one repeated row stops at once)."""
+    bad = np.diff(stamps) <= 0
+    if previous is not None and stamps[0] <= previous:
+        k = 0
+    elif bad.any():
+        k = int(np.argmax(bad)) + 1
+    else:
+        return
+    raise lim.refuse(f"{where} line {lines_of[k]} {table.role(0)}", "increase from row to row",
+                     "a stamp at or before the one above it")
+
+
 def _spacing_words(seconds: float) -> str:
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9)):
         if seconds >= scale:
@@ -348,14 +362,10 @@ def _spacing_words(seconds: float) -> str:
     return f"{seconds:.3g} s"
 
 
-def _times(raw: np.ndarray, exact, table: Table, where: str, lines_of: np.ndarray) -> tuple[np.ndarray, float]:
+def _times(raw: np.ndarray, exact, table: Table, where: str) -> tuple[np.ndarray, float]:
     """Stamps in s from the first one (an epoch shifted away), their unit checked by their spacing."""
     rel = (exact - exact[0]).astype(float) if exact is not None else raw - raw[0]
     steps = np.diff(rel)
-    if np.any(steps <= 0):
-        k = int(np.argmax(steps <= 0)) + 1
-        raise lim.refuse(f"{where} line {lines_of[k]} {table.role(0)}", "increase from row to row",
-                         "a stamp at or before the one above it")
     if len(rel) < 2:
         raise lim.refuse(where, "hold at least 2 rows", f"{len(rel)}")
     median = float(np.median(steps))
@@ -373,11 +383,12 @@ def _times(raw: np.ndarray, exact, table: Table, where: str, lines_of: np.ndarra
                                f"{_spacing_words(median * _TIME_SCALE[unit])} apart)")
     spacing = median * _TIME_SCALE[unit]
     if not lim.MIN_SPACING_S <= spacing <= lim.MAX_SPACING_S:
-        hint = f"; read in {fits[0]} they would be {_spacing_words(median * _TIME_SCALE[fits[0]])} apart" if fits else ""
+        said = "its header says" if table.time_unit else "read in"
+        hint = f", and in {fits[0]} they would be {_spacing_words(median * _TIME_SCALE[fits[0]])} apart" if fits else ""
         raise lim.refuse(f"{where} {table.role(0)}",
                          f"have stamps {_spacing_words(lim.MIN_SPACING_S)} to {_spacing_words(lim.MAX_SPACING_S)} "
-                         f"apart (a gyroscope's 1 Hz to 10 kHz), read in {unit}",
-                         f"stamps {_spacing_words(spacing)} apart (median){hint}")
+                         f"apart (a gyroscope's 1 Hz to 10 kHz; {said} {unit}{hint})",
+                         f"stamps {_spacing_words(spacing)} apart (median)")
     scale = _TIME_SCALE[unit]
     start = float(exact[0]) * scale if exact is not None else float(raw[0]) * scale
     if abs(start) >= EPOCH_S:
