@@ -2,7 +2,6 @@
 comments, Unicode names, time in s/ms/us/ns and since 1970, rate columns in any order, deg/s,
 phyphox's Android and iOS exports, Sensor Logger's, an Excel file beside its CSV."""
 
-import io
 import math
 import zipfile
 
@@ -171,8 +170,9 @@ def test_phyphox_ios_zip_with_a_folder_and_no_final_newline(tmp_path, arrays):
     folder = "Gyroscope rotation rate 2026-11-27 09-00-00/"
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(folder + "Raw Data.csv", raw)
-        zf.writestr(folder + "meta/time.csv", '"event","experiment time","system time","system time text"\n'
-                                              '"START",0.000000000E0,1764230400.000,"2026-11-27 09:00:00.000 UTC+01:00"')
+        zf.writestr(folder + "meta/time.csv",
+                    '"event","experiment time","system time","system time text"\n'
+                    '"START",0.000000000E0,1764230400.000,"2026-11-27 09:00:00.000 UTC+01:00"')
         zf.writestr(folder + "meta/device.csv", '"property","value"\n"deviceModel","iPhone15,2"')
     rec = read_recording(path)
     _close(rec, t, w)
@@ -226,3 +226,16 @@ def test_unknown_layouts_say_what_was_expected(tmp_path, text, expected):
     message = str(err.value)
     assert expected in message and "\n" not in message, message
     assert "name a time and three rates" in message or "rad/s or deg/s" in message
+
+
+def test_fit_counts_an_excel_twin_once(tmp_path, arrays, monkeypatch):
+    from tumble.throws import fit
+
+    t, w = arrays
+    csv_path = tmp_path / "run.csv"
+    csv_path.write_text(syn.raw_data_csv(t, w))
+    (tmp_path / "run.xls").write_bytes(b"\xd0\xcf\x11\xe0")
+    seen = []
+    monkeypatch.setattr(fit, "fit_recordings", lambda recordings, *args, **kwargs: seen.append(recordings))
+    fit.fit_paths([csv_path, tmp_path / "run.xls", csv_path])
+    assert len(seen[0]) == 1 and len(seen[0][0].notes) == 2

@@ -101,7 +101,9 @@ def _payload(path):
     return start, start + zipfile.ZipFile(path).infolist()[0].compress_size
 
 
-def _zeros_zip(path, megabytes, header=b'"Time (s)","Gyroscope x (rad/s)","Gyroscope y (rad/s)","Gyroscope z (rad/s)"\n'):
+def _zeros_zip(path, megabytes):
+    """A phyphox header and ``megabytes`` of zero bytes, deflated at level 9 (about 1000:1)."""
+    header = b'"Time (s)","Gyroscope x (rad/s)","Gyroscope y (rad/s)","Gyroscope z (rad/s)"\n'
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zf, zf.open("Raw Data.csv", "w") as f:
         f.write(header)
         block = bytes(2**20)
@@ -261,6 +263,20 @@ def test_cells_are_plain_decimals_within_bounds(tmp_path, good_csv, cell, got):
     refused(path, "line 10 column 2 (the x rate)", got)  # one line: no numpy warning printed before it
 
 
+def test_a_cancel_stops_the_reading_between_chunks(tmp_path, good_csv):
+    path = tmp_path / "good.csv"
+    path.write_text(good_csv)
+    calls = []
+
+    def cancel():
+        calls.append(1)
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        read_recording(path, check=cancel)
+    assert calls == [1]
+
+
 def test_too_many_rows_stop_the_reading(tmp_path, good_csv, monkeypatch):
     monkeypatch.setattr(lim, "MAX_ROWS", 100)
     path = tmp_path / "long.csv"
@@ -321,7 +337,8 @@ def test_a_million_rows_read_lean(tmp_path):
             "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss;"
             "r = read_recording(sys.argv[1]); assert len(r.t) == 1_000_000 and r.w.shape == (1_000_000, 3);"
             "print(base, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
-    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120,
+                         check=True)
     base, peak = (int(x) for x in out.stdout.split())
     # kept: t, w, segment, saturated = 8 + 24 + 8 + 1 bytes a row = 41 MB; reading adds its chunks
     assert (peak - base) / 1024 < 250, (peak - base) / 1024

@@ -485,12 +485,12 @@ def fit_paths(paths, flights: str = "auto", drag_model: str = "quadratic", axes_
               progress=None, cancel=None, exclude=()) -> tuple[list[Recording], FitResult]:
     """Read the recordings at ``paths`` and fit them together (``flights``: ``auto`` or
     ``START:END,...`` windows in recording time, s)."""
-    from .recording import read_recording
+    from .recording import read_recordings
 
     windows = fl.parse_windows(flights)
     if drag_model not in DRAG_MODELS:
         raise ParameterError("--drag", drag_model, "be one of " + ", ".join(DRAG_MODELS))
     if axes_mode not in AXES_MODES:
         raise ParameterError("--axes", axes_mode, "be one of " + ", ".join(AXES_MODES))
-    recordings = [read_recording(p) for p in paths]
+    recordings = read_recordings(paths)  # an Excel file's CSV twin, or a path given twice, counts once
     return recordings, fit_recordings(recordings, windows, drag_model, axes_mode, progress, cancel, exclude)

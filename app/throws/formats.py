@@ -235,7 +235,8 @@ def read_table(chunks, where: str) -> tuple[np.ndarray, np.ndarray, Table, float
                 cells = s.split(delimiter) if delimiter else s.split()
                 numeric = bool(lim.PLAIN_NUMBER.fullmatch(cells[0].strip().strip('"').replace(",", ".")))
                 if numeric and last_comment is None:
-                    raise lim.refuse(where, "begin with a header that would " + EXPECTED, "numbers with no header before them")
+                    raise lim.refuse(where, "begin with a header that would " + EXPECTED,
+                                     "numbers with no header before them")
                 if numeric:
                     header_no, header = last_comment
                     data_line = s

@@ -142,17 +142,20 @@ def open_regular(path: Path, where: str, follow: bool = True):
         raise
 
 
-def read_capped(stream, limit: int, where: str, chunk: int = CHUNK_BYTES):
+def read_capped(stream, limit: int, where: str, chunk: int = CHUNK_BYTES, check=None):
     """Yield the stream's bytes in chunks; refuse as soon as more than ``limit`` arrive,
-    whatever a header said (a zip member is decompressed chunk by chunk)."""
+    whatever a header said (a zip member is decompressed chunk by chunk). ``check()`` is
+    called before each chunk (a Cancel raises from it)."""
     total = 0
     while True:
+        if check is not None:
+            check()
         block = stream.read(min(chunk, limit + 1 - total))
         if not block:
             return
         total += len(block)
         if total > limit:
-            raise refuse(where, f"hold at most {size_words(limit)}", f"more than that")
+            raise refuse(where, f"hold at most {size_words(limit)}", "more than that")
         yield block
 
 

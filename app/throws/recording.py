@@ -86,9 +86,10 @@ class Recording:
         return list(zip(starts.tolist(), ends.tolist()))
 
 
-def read_recordings(paths) -> list[Recording]:
+def read_recordings(paths, check=None) -> list[Recording]:
     """Read every path once: an Excel file whose CSV twin is also given, or a path given twice,
-    adds a note to the recording already read instead of a second copy of the same throws."""
+    adds a note to the recording already read instead of a second copy of the same throws.
+    ``check()`` is called between chunks (see :func:`read_recording`)."""
     out: list[Recording] = []
     seen: dict[str, int] = {}
     for path in paths:
@@ -101,13 +102,17 @@ def read_recordings(paths) -> list[Recording]:
             out[k] = dataclasses.replace(out[k], notes=(*out[k].notes, note))
             continue
         seen[key] = len(out)
-        out.append(read_recording(p))
+        out.append(read_recording(p, check=check))
     return out
 
 
-def read_recording(path, name: str | None = None) -> Recording:
+def read_recording(path, name: str | None = None, check=None) -> Recording:
     """Read a phyphox folder or zip, a table file, or the CSV twin of an Excel file; raises
-    :class:`ParameterError` (one line naming the file, never quoting it)."""
+    :class:`ParameterError` (one line naming the file, never quoting it).
+
+    ``check()``, if given, is called before each chunk of about 4 MB is read: a window's
+    Cancel raises from it to stop the reading at once.
+    """
     p = Path(path)
     where = str(path)
     if p.suffix.lower() in EXCEL_SUFFIXES:
@@ -115,20 +120,20 @@ def read_recording(path, name: str | None = None) -> Recording:
         if twin is None:
             raise lim.refuse(where, "be a CSV export (Tumble reads the CSV phyphox writes beside its Excel file, "
                              "not the Excel file)", "a spreadsheet with no .csv of the same name beside it")
-        rec = read_recording(twin, name)
+        rec = read_recording(twin, name, check)
         note = f"read {twin.name} beside {p.name} (the same data; the spreadsheet is not read)"
         return dataclasses.replace(rec, notes=(note, *rec.notes))
     label = name or where
     if p.is_dir():
-        return _read_folder(p, label)
+        return _read_folder(p, label, check)
     if not p.exists():
         raise lim.refuse(where, "be an existing phyphox folder, .zip or CSV file", "no such file")
     with lim.open_regular(p, where) as fh:
         head = fh.read(4)
         fh.seek(0)
         if head[:2] == b"PK" or p.suffix.lower() == ".zip":
-            return _read_zip(fh, label, where)
-        return _build(label, lim.read_capped(fh, lim.MAX_BYTES, where), None, where)
+            return _read_zip(fh, label, where, check)
+        return _build(label, lim.read_capped(fh, lim.MAX_BYTES, where, check=check), None, where)
 
 
 def _csv_twin(p: Path) -> Path | None:
@@ -158,7 +163,7 @@ def _pick(names: list[str], where: str) -> tuple[str, str | None]:
     raise lim.refuse(where, EXPECTED_EXPORT, found)
 
 
-def _read_folder(p: Path, label: str) -> Recording:
+def _read_folder(p: Path, label: str, check=None) -> Recording:
     where = str(p)
     names = []
     try:
@@ -180,10 +185,10 @@ def _read_folder(p: Path, label: str) -> Recording:
                 raise lim.refuse(str(p / "meta"), "not be a symbolic link", "a symbolic link")
             with lim.open_regular(p / events, str(p / events), follow=False) as ev:
                 events_text = _text(lim.read_capped(ev, lim.MAX_META_BYTES, str(p / events)), str(p / events))
-        return _build(label, lim.read_capped(fh, lim.MAX_BYTES, str(member)), events_text, str(member))
+        return _build(label, lim.read_capped(fh, lim.MAX_BYTES, str(member), check=check), events_text, str(member))
 
 
-def _read_zip(fh, label: str, where: str) -> Recording:
+def _read_zip(fh, label: str, where: str, check=None) -> Recording:
     try:
         lim.check_zip_directory(fh, where)
         with zipfile.ZipFile(fh) as zf:
@@ -200,8 +205,8 @@ def _read_zip(fh, label: str, where: str) -> Recording:
             info = infos[data]
             lim.check_member(info, inside, lim.MAX_BYTES)
             with zf.open(info) as stream:
-                return _build(label, lim.read_capped(stream, lim.member_cap(info, lim.MAX_BYTES), inside),
-                              events_text, inside)
+                return _build(label, lim.read_capped(stream, lim.member_cap(info, lim.MAX_BYTES), inside,
+                                                     check=check), events_text, inside)
     except ParameterError:
         raise
     except lim.ZIP_ERRORS as err:
