@@ -239,3 +239,19 @@ def test_fit_counts_an_excel_twin_once(tmp_path, arrays, monkeypatch):
     monkeypatch.setattr(fit, "fit_recordings", lambda recordings, *args, **kwargs: seen.append(recordings))
     fit.fit_paths([csv_path, tmp_path / "run.xls", csv_path])
     assert len(seen[0]) == 1 and len(seen[0][0].notes) == 2
+
+
+def test_crlf_lines_blank_lines_and_a_line_of_spaces_are_skipped(tmp_path, arrays):
+    t, w = arrays
+    lines = syn.raw_data_csv(t, w).splitlines()
+    lines.insert(20, " " * 12)
+    lines.insert(40, "")
+    path = tmp_path / "windows.csv"
+    path.write_bytes(("\r\n".join(lines) + "\r\n").encode())
+    rec = read_recording(path)
+    _close(rec, t, w)
+    bad = list(lines)
+    bad[60] = "1.0,2.0"
+    path.write_text("\n".join(bad))
+    with pytest.raises(ParameterError, match="line 61 must have at least 4 fields, got 2"):
+        read_recording(path)

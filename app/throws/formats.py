@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..physics.errors import ParameterError
 from . import limits as lim
 
 _TIME_SCALE = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
@@ -177,8 +178,13 @@ def _decoded(chunks, where: str):
         yield decoder.decode(b"", final=True)
 
 
+#: shortest row of a time and three rates ("0,0,0,0"): a shorter line may be blank
+_SHORTEST_ROW = 7
+
+
 def _lines(texts, where: str):
-    """(first line number, lines) batches; every line checked for length before any split."""
+    """(first line number, lines, plain) batches; every line checked for length before any
+    split; ``plain``: no comment or blank line among them (the rows go to numpy as they are)."""
     carry, number = "", 1
     for text in texts:
         if not text:
@@ -197,10 +203,10 @@ def _lines(texts, where: str):
             _too_long(where, number + next(i for i, s in enumerate(lines) if len(s) == longest), longest)
         if len(carry) > lim.MAX_LINE_CHARS:
             _too_long(where, number + len(lines), len(carry))
-        yield number, lines
+        yield number, lines, min(map(len, lines)) >= _SHORTEST_ROW and "#" not in text[:cut]
         number += len(lines)
     if carry:
-        yield number, [carry]
+        yield number, [carry], False
 
 
 def _too_long(where, line_no, n):
@@ -220,7 +226,7 @@ def read_table(chunks, where: str) -> tuple[np.ndarray, np.ndarray, Table, float
     last_comment = None
     times, rates, int_times = [], [], []
     rows, previous = 0, None
-    for first, lines in batches:
+    for first, lines, plain in batches:
         if table is None:  # the header: the first line that is not a comment, or the comment before a number
             for k, raw in enumerate(lines):
                 s = raw.strip().lstrip("\ufeff")
@@ -250,7 +256,7 @@ def read_table(chunks, where: str) -> tuple[np.ndarray, np.ndarray, Table, float
                 tc, unit, rc, scales = identify(fields, f"{where} line {header_no}")
                 table = Table(delimiter, delimiter in ("\t", ";") and "," in data_line, len(fields), tc, unit, rc,
                               scales)
-                lines, first = lines[k:], first + k
+                lines, first, plain = lines[k:], first + k, False
                 break
             else:
                 if first + len(lines) > MAX_HEADER_LINES:
@@ -258,18 +264,24 @@ def read_table(chunks, where: str) -> tuple[np.ndarray, np.ndarray, Table, float
                 continue
             if table is None:
                 raise lim.refuse(where, f"have its header within its first {MAX_HEADER_LINES} lines", "none")
-        keep = [i for i, s in enumerate(lines) if not _is_comment_or_blank(s)]
-        if not keep:
-            continue
-        rows += len(keep)
-        if rows > lim.MAX_ROWS:
-            raise lim.refuse(where, f"hold at most {lim.MAX_ROWS:,} rows", "more")
-        data = [lines[i] for i in keep]
         if table.decimal_comma:
-            data = [s.replace(",", ".") for s in data]
-        values, ints = _parse_rows(data, table, where, first, keep)
+            lines = [s.replace(",", ".") for s in lines]
+        if plain and len(lines) + rows <= lim.MAX_ROWS:
+            try:  # most chunks: every line a row, straight to numpy
+                keep = range(len(lines))
+                values, ints = _parse_rows(lines, table, where, first, keep)
+            except ParameterError:  # a line of spaces, say: the slow way names the right line
+                plain = False
+        if not plain:
+            keep = [i for i, s in enumerate(lines) if not _is_comment_or_blank(s)]
+            if not keep:
+                continue
+            if len(keep) + rows > lim.MAX_ROWS:
+                raise lim.refuse(where, f"hold at most {lim.MAX_ROWS:,} rows", "more")
+            values, ints = _parse_rows([lines[i] for i in keep], table, where, first, keep)
+        rows += len(keep)
         stamps = ints if ints is not None else values[:, 0]
-        _increasing(stamps, previous, table, where, first + np.asarray(keep))
+        _increasing(stamps, previous, table, where, first, keep)
         previous = stamps[-1]
         times.append(values[:, 0])
         rates.append(values[:, 1:])
@@ -343,7 +355,7 @@ def _locate(data, table: Table, where: str, first: int, keep: list[int]) -> None
                                  "a larger number")
 
 
-def _increasing(stamps, previous, table: Table, where: str, lines_of) -> None:
+def _increasing(stamps, previous, table: Table, where: str, first: int, keep) -> None:
     """Stamps must increase, checked chunk by chunk (a file of one repeated row stops at once)."""
     bad = np.diff(stamps) <= 0
     if previous is not None and stamps[0] <= previous:
@@ -352,7 +364,7 @@ def _increasing(stamps, previous, table: Table, where: str, lines_of) -> None:
         k = int(np.argmax(bad)) + 1
     else:
         return
-    raise lim.refuse(f"{where} line {lines_of[k]} {table.role(0)}", "increase from row to row",
+    raise lim.refuse(f"{where} line {first + keep[k]} {table.role(0)}", "increase from row to row",
                      "a stamp at or before the one above it")
 
 
