@@ -122,6 +122,10 @@ def _delimiter(data_line: str) -> str | None:
 def identify(fields: list[str], where: str) -> tuple[int, str | None, list[int], list[float]]:
     """Time column and unit (None: not given), rate columns and their scales to rad/s."""
     parsed = [name_and_unit(f) for f in fields]
+    for i, (n, u) in enumerate(parsed):  # a unit written into the name: time_ms, timestamp ns
+        m = re.fullmatch(r"(.+) (s|ms|us|μs|ns)", n)
+        if u is None and m and m.group(1) in _TIME_NAMES:
+            parsed[i] = (m.group(1), m.group(2))
     names = [n for n, _ in parsed]
     time_col = next((names.index(n) for n in _TIME_NAMES if n in names), None)
     if time_col is None:
