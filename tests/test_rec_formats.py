@@ -255,3 +255,12 @@ def test_crlf_lines_blank_lines_and_a_line_of_spaces_are_skipped(tmp_path, array
     path.write_text("\n".join(bad))
     with pytest.raises(ParameterError, match="line 61 must have at least 4 fields, got 2"):
         read_recording(path)
+
+
+def test_utf16_tab_separated_text_from_a_spreadsheet(tmp_path, arrays):
+    t, w = arrays
+    path = tmp_path / "unicode text.txt"
+    text = _table(["time (s)", "ωx (°/s)", "ωy (°/s)", "ωz (°/s)"],
+                  np.column_stack([t, np.degrees(w)]), sep="\t", fmt="{:.15g}", decimal=",")
+    path.write_bytes(text.encode("utf-16"))  # with its byte order mark, as spreadsheets save it
+    _close(read_recording(path), t, w)

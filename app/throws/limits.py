@@ -9,6 +9,7 @@ quotes the file's content (a description of what was found stands in for it).
 
 from __future__ import annotations
 
+import errno
 import lzma
 import math
 import os
@@ -125,7 +126,7 @@ def open_regular(path: Path, where: str, follow: bool = True):
     try:
         fd = os.open(path, flags)
     except OSError as err:
-        if not follow and getattr(err, "errno", None) == 40:  # ELOOP: a link appeared meanwhile
+        if not follow and err.errno == errno.ELOOP:  # a link appeared since the check above
             raise refuse(where, "not be a symbolic link", "a symbolic link") from None
         raise refuse(where, "be a readable file", err.strerror or "an unreadable file") from None
     try:

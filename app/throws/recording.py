@@ -131,7 +131,7 @@ def read_recording(path, name: str | None = None, check=None) -> Recording:
     with lim.open_regular(p, where) as fh:
         head = fh.read(4)
         fh.seek(0)
-        if head[:2] == b"PK" or p.suffix.lower() == ".zip":
+        if head in (b"PK\x03\x04", b"PK\x05\x06") or p.suffix.lower() == ".zip":
             return _read_zip(fh, label, where, check)
         return _build(label, lim.read_capped(fh, lim.MAX_BYTES, where, check=check), None, where)
 
