@@ -200,6 +200,17 @@ def test_a_symlinked_member_of_a_phyphox_folder_is_refused_unquoted(tmp_path, go
     (folder / "meta").mkdir(parents=True)
     (folder / "Raw Data.csv").symlink_to(secret)
     refused(folder, "must not be a symbolic link")
+    (folder / "Raw Data.csv").unlink()
+    (folder / "Raw Data.csv").write_text(good_csv)
+    (folder / "meta" / "time.csv").symlink_to(secret)
+    refused(folder, "time.csv must not be a symbolic link")
+    (folder / "meta" / "time.csv").unlink()
+    (folder / "meta").rmdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "time.csv").write_text(f'"event","experiment time"\n"{SECRET}",0\n')
+    (folder / "meta").symlink_to(elsewhere)
+    refused(folder, "meta must not be a symbolic link")
 
 
 def test_no_error_quotes_the_file(tmp_path, good_csv):

@@ -172,7 +172,10 @@ def _read_folder(p: Path, label: str, check=None) -> Recording:
                 names.append(entry.name)
                 if len(names) > lim.MAX_ZIP_ENTRIES:
                     raise lim.refuse(where, f"hold at most {lim.MAX_ZIP_ENTRIES:,} files", "more")
-        if (p / "meta").is_dir() and not (p / "meta").is_symlink():
+        if (p / "meta").is_symlink():
+            raise lim.refuse(str(p / "meta"), "not be a symbolic link (a phyphox export holds plain files)",
+                             "a symbolic link")
+        if (p / "meta").is_dir():
             names += ["meta/" + n for n in sorted(os.listdir(p / "meta"))[: lim.MAX_ZIP_ENTRIES]]
     except OSError as err:
         raise lim.refuse(where, "be a readable folder", err.strerror or "an unreadable folder") from None
@@ -181,8 +184,6 @@ def _read_folder(p: Path, label: str, check=None) -> Recording:
     with lim.open_regular(member, str(member), follow=False) as fh:
         events_text = None
         if events is not None:
-            if (p / "meta").is_symlink():
-                raise lim.refuse(str(p / "meta"), "not be a symbolic link", "a symbolic link")
             with lim.open_regular(p / events, str(p / events), follow=False) as ev:
                 events_text = _text(lim.read_capped(ev, lim.MAX_META_BYTES, str(p / events)), str(p / events))
         return _build(label, lim.read_capped(fh, lim.MAX_BYTES, str(member), check=check), events_text, str(member))
