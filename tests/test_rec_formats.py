@@ -264,3 +264,17 @@ def test_utf16_tab_separated_text_from_a_spreadsheet(tmp_path, arrays):
                   np.column_stack([t, np.degrees(w)]), sep="\t", fmt="{:.15g}", decimal=",")
     path.write_bytes(text.encode("utf-16"))  # with its byte order mark, as spreadsheets save it
     _close(read_recording(path), t, w)
+
+
+def test_raw_data_given_alone_keeps_its_pauses_and_a_mac_zip_reads(tmp_path, arrays):
+    t, w = arrays
+    folder = syn.write_phyphox(tmp_path / "unpacked", t, w, events=[("START", 0.0), ("PAUSE", 1.0),
+                                                                    ("START", 1.0)])
+    rec = read_recording(folder / "Raw Data.csv")
+    _close(rec, t, w)
+    assert rec.segment.max() == 1
+    path = tmp_path / "from a mac.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("export/Raw Data.csv", syn.raw_data_csv(t, w))
+        zf.writestr("__MACOSX/export/._Raw Data.csv", b"\x00\x05\x16\x07 resource fork")  # Finder's extra
+    _close(read_recording(path), t, w)

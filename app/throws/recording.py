@@ -133,7 +133,17 @@ def read_recording(path, name: str | None = None, check=None) -> Recording:
         fh.seek(0)
         if head in (b"PK\x03\x04", b"PK\x05\x06") or p.suffix.lower() == ".zip":
             return _read_zip(fh, label, where, check)
-        return _build(label, lim.read_capped(fh, lim.MAX_BYTES, where, check=check), None, where)
+        events = _events_beside(p)
+        return _build(label, lim.read_capped(fh, lim.MAX_BYTES, where, check=check), events, where)
+
+
+def _events_beside(p: Path) -> str | None:
+    """phyphox's events for a ``Raw Data.csv`` given by itself inside its unpacked export."""
+    events = p.parent / PHYPHOX_TIME
+    if p.name != PHYPHOX_DATA or not events.is_file() or events.parent.is_symlink():
+        return None
+    with lim.open_regular(events, str(events), follow=False) as ev:
+        return _text(lim.read_capped(ev, lim.MAX_META_BYTES, str(events)), str(events))
 
 
 def _csv_twin(p: Path) -> Path | None:
