@@ -278,3 +278,10 @@ def test_raw_data_given_alone_keeps_its_pauses_and_a_mac_zip_reads(tmp_path, arr
         zf.writestr("export/Raw Data.csv", syn.raw_data_csv(t, w))
         zf.writestr("__MACOSX/export/._Raw Data.csv", b"\x00\x05\x16\x07 resource fork")  # Finder's extra
     _close(read_recording(path), t, w)
+
+
+def test_a_space_separated_table_with_decimal_commas(tmp_path, arrays):
+    t, w = arrays
+    path = tmp_path / "komma.txt"
+    path.write_text(_table(["t", "wx", "wy", "wz"], np.column_stack([t, w]), sep="  ", fmt="{:.15g}", decimal=","))
+    _close(read_recording(path), t, w)

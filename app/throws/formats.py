@@ -3,7 +3,7 @@
 A table is a header naming a time and an x, y and z rate, then rows of plain decimal numbers:
 
 - separated by commas, tabs, semicolons or runs of spaces; a decimal comma where the separator
-  is a tab or a semicolon (phyphox's "decimal comma" exports);
+  is not a comma (phyphox's "decimal comma" exports);
 - ``#`` lines are comments; a ``#`` line right before the first row may be the header
   (``# t (s)  ωₓ (rad/s)  ω_y (rad/s)  ω_z (rad/s)``); names are compared after Unicode
   NFKC normalisation, so ``ωₓ`` is ``ωx``;
@@ -59,7 +59,6 @@ class Table:
 
     delimiter: str | None
     decimal_comma: bool
-    n_fields: int
     time_col: int
     time_unit: str | None
     rate_cols: list[int]
@@ -223,51 +222,48 @@ def _is_comment_or_blank(s: str) -> bool:
     return not s or s.startswith("#")
 
 
+def _header(first: int, lines: list[str], last_comment, where: str):
+    """(table or None, index of the first line after the header, last comment seen): the header is
+    the first line that is not a comment, or the comment right before a first row of numbers."""
+    for k, raw in enumerate(lines):
+        s = raw.strip().lstrip("\ufeff")
+        if not s:
+            continue
+        if s.startswith("#"):
+            last_comment = (first + k, s.lstrip("#").strip())
+            continue
+        if first + k > MAX_HEADER_LINES:
+            break
+        delimiter = _delimiter(s)
+        cells = s.split(delimiter) if delimiter else s.split()
+        if lim.PLAIN_NUMBER.fullmatch(cells[0].strip().strip('"').replace(",", ".")):
+            if last_comment is None:
+                raise lim.refuse(where, "begin with a header that would " + EXPECTED,
+                                 "numbers with no header before them")
+            (header_no, header), data_line, after = last_comment, s, k
+        else:
+            header_no, header, after = first + k, s, k + 1
+            data_line = next((x.strip() for x in lines[k + 1:] if not _is_comment_or_blank(x)), s)
+        delimiter = _delimiter(data_line)
+        n_data = len(data_line.split(delimiter) if delimiter else data_line.split())
+        tc, unit, rc, scales = identify(_split_header(header, delimiter, n_data), f"{where} line {header_no}")
+        return Table(delimiter, delimiter != "," and "," in data_line, tc, unit, rc, scales), after, last_comment
+    if first + len(lines) > MAX_HEADER_LINES:
+        raise lim.refuse(where, f"have its header within its first {MAX_HEADER_LINES} lines", "none")
+    return None, len(lines), last_comment
+
+
 def read_table(chunks, where: str) -> tuple[np.ndarray, np.ndarray, Table, float]:
     """(t s, w rad/s, table, offset s subtracted from t) from a bounded stream of byte chunks."""
-    batches = _lines(_decoded(chunks, where), where)
-    table, header_no = None, 0
-    last_comment = None
+    table, last_comment = None, None
     times, rates, int_times = [], [], []
     rows, previous = 0, None
-    for first, lines, plain in batches:
-        if table is None:  # the header: the first line that is not a comment, or the comment before a number
-            for k, raw in enumerate(lines):
-                s = raw.strip().lstrip("\ufeff")
-                if not s:
-                    continue
-                if s.startswith("#"):
-                    last_comment = (first + k, s.lstrip("#").strip())
-                    continue
-                if first + k > MAX_HEADER_LINES:
-                    break
-                delimiter = _delimiter(s)
-                cells = s.split(delimiter) if delimiter else s.split()
-                numeric = bool(lim.PLAIN_NUMBER.fullmatch(cells[0].strip().strip('"').replace(",", ".")))
-                if numeric and last_comment is None:
-                    raise lim.refuse(where, "begin with a header that would " + EXPECTED,
-                                     "numbers with no header before them")
-                if numeric:
-                    header_no, header = last_comment
-                    data_line = s
-                else:
-                    header_no, header = first + k, s
-                    data_line = next((x.strip() for x in lines[k + 1:] if not _is_comment_or_blank(x)), s)
-                    k += 1
-                delimiter = _delimiter(data_line)
-                n_data = len(data_line.split(delimiter) if delimiter else data_line.split())
-                fields = _split_header(header, delimiter, n_data)
-                tc, unit, rc, scales = identify(fields, f"{where} line {header_no}")
-                table = Table(delimiter, delimiter in ("\t", ";") and "," in data_line, len(fields), tc, unit, rc,
-                              scales)
-                lines, first, plain = lines[k:], first + k, False
-                break
-            else:
-                if first + len(lines) > MAX_HEADER_LINES:
-                    raise lim.refuse(where, f"have its header within its first {MAX_HEADER_LINES} lines", "none")
-                continue
+    for first, lines, plain in _lines(_decoded(chunks, where), where):
+        if table is None:
+            table, after, last_comment = _header(first, lines, last_comment, where)
             if table is None:
-                raise lim.refuse(where, f"have its header within its first {MAX_HEADER_LINES} lines", "none")
+                continue
+            lines, first, plain = lines[after:], first + after, False
         if table.decimal_comma:
             lines = [s.replace(",", ".") for s in lines]
         if plain and len(lines) + rows <= lim.MAX_ROWS:
