@@ -247,7 +247,8 @@ def _header(first: int, lines: list[str], last_comment, where: str):
         delimiter = _delimiter(data_line)
         n_data = len(data_line.split(delimiter) if delimiter else data_line.split())
         tc, unit, rc, scales = identify(_split_header(header, delimiter, n_data), f"{where} line {header_no}")
-        return Table(delimiter, delimiter != "," and "," in data_line, tc, unit, rc, scales), after, last_comment
+        comma = delimiter != "," and any("," in x for x in lines[after:after + 100])  # a decimal comma
+        return Table(delimiter, comma, tc, unit, rc, scales), after, last_comment
     if first + len(lines) > MAX_HEADER_LINES:
         raise lim.refuse(where, f"have its header within its first {MAX_HEADER_LINES} lines", "none")
     return None, len(lines), last_comment
