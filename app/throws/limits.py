@@ -132,7 +132,8 @@ def open_regular(path: Path, where: str, follow: bool = True):
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise refuse(where, "be a regular file", "a device, pipe or socket")
+            raise refuse(where, "be a regular file", "a folder" if stat.S_ISDIR(info.st_mode) else
+                         "a device, pipe or socket")
         if info.st_size > MAX_BYTES:
             raise refuse(where, f"be at most {size_words(MAX_BYTES)}", size_words(info.st_size))
         if hasattr(os, "set_blocking"):
