@@ -250,6 +250,8 @@ def test_crlf_lines_blank_lines_and_a_line_of_spaces_are_skipped(tmp_path, array
     path.write_bytes(("\r\n".join(lines) + "\r\n").encode())
     rec = read_recording(path)
     _close(rec, t, w)
+    path.write_bytes(("\r".join(lines) + "\r").encode())  # a Mac's old line ends
+    _close(read_recording(path), t, w)
     bad = list(lines)
     bad[60] = "1.0,2.0"
     path.write_text("\n".join(bad))

@@ -353,3 +353,39 @@ def test_a_million_rows_read_lean(tmp_path):
     base, peak = (int(x) for x in out.stdout.split())
     # kept: t, w, segment, saturated = 8 + 24 + 8 + 1 bytes a row = 41 MB; reading adds its chunks
     assert (peak - base) / 1024 < 250, (peak - base) / 1024
+
+
+def test_mutated_recordings_read_or_refuse_in_one_line(tmp_path, good_csv):
+    """Seeded random damage to a CSV and to its zips (deflated and stored): every result is a
+    recording or one ParameterError line, never another exception (numpy warnings are errors here)."""
+    import random
+
+    text = good_csv.encode()
+    events = syn.time_csv([("START", 0.0), ("PAUSE", 1.0), ("START", 1.0)]).encode()
+    sources = [text]
+    for method in (zipfile.ZIP_DEFLATED, zipfile.ZIP_STORED):
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", method) as zf:
+            zf.writestr("Raw Data.csv", text)
+            zf.writestr("meta/time.csv", events)
+        sources.append(buf.getvalue())
+    inserts = [b",", b"\n", b"\r", b"#", b"e", b"-", b"9", b"\x00", b";", b"\t", b" ", b'"', "\u0663".encode()]
+    rng = random.Random(20)
+    for i in range(900):
+        src = bytearray(sources[i % 3])
+        for _ in range(rng.randint(1, 6)):
+            op, k = rng.random(), rng.randrange(len(src))
+            if op < 0.4:
+                src[k] = rng.randrange(256)
+            elif op < 0.6:
+                del src[k:k + rng.randint(1, 50)]
+            elif op < 0.8:
+                src[k:k] = rng.choice(inserts)
+            else:
+                src[k:k] = src[rng.randrange(len(src)):][:rng.randint(1, 40)]
+        path = tmp_path / (f"{i}.zip" if i % 3 else f"{i}.csv")
+        path.write_bytes(bytes(src))
+        try:
+            read_recording(path)
+        except ParameterError as err:
+            assert "\n" not in str(err)

@@ -192,7 +192,7 @@ def _lines(texts, where: str):
     for text in texts:
         if not text:
             continue
-        text = carry + text
+        text = (carry + text).replace("\r\n", "\n").replace("\r", "\n")  # Windows and old Mac line ends
         cut = text.rfind("\n")
         if cut < 0:
             carry = text
