@@ -287,3 +287,16 @@ def test_a_space_separated_table_with_decimal_commas(tmp_path, arrays):
     path = tmp_path / "komma.txt"
     path.write_text(_table(["t", "wx", "wy", "wz"], np.column_stack([t, w]), sep="  ", fmt="{:.15g}", decimal=","))
     _close(read_recording(path), t, w)
+
+
+def test_line_numbers_hold_across_chunks_of_crlf_text(tmp_path, monkeypatch):
+    """A \\r\\n split between two chunks is one line end: a bad cell far down is named by its line."""
+    from tumble.throws import limits
+
+    monkeypatch.setattr(limits, "CHUNK_BYTES", 61)  # many chunk boundaries, some inside "\r\n"
+    rows = [f"{0.01 * k:.4f},1.0,2.0,3.0" for k in range(300)]
+    rows[250] = "2.5000,1.0,x,3.0"
+    path = tmp_path / "crlf.csv"
+    path.write_bytes(("t,wx,wy,wz\r\n" + "\r\n".join(rows) + "\r\n").encode())
+    with pytest.raises(ParameterError, match=r"crlf.csv line 252 column 3 \(the y rate\)"):
+        read_recording(path)

@@ -192,24 +192,26 @@ def _lines(texts, where: str):
     for text in texts:
         if not text:
             continue
-        text = (carry + text).replace("\r\n", "\n").replace("\r", "\n")  # Windows and old Mac line ends
+        text = carry + text
+        hold = "\r" if text.endswith("\r") else ""  # its "\n" may open the next chunk
+        text = text[:len(text) - len(hold)].replace("\r\n", "\n").replace("\r", "\n")  # Windows, old Mac ends
         cut = text.rfind("\n")
         if cut < 0:
-            carry = text
+            carry = text + hold
             if len(carry) > lim.MAX_LINE_CHARS:
                 _too_long(where, number, len(carry))
             continue
-        carry = text[cut + 1:]
+        carry = text[cut + 1:] + hold
         lines = text[:cut].split("\n")
-        longest = max(map(len, lines))
-        if longest > lim.MAX_LINE_CHARS:
-            _too_long(where, number + next(i for i, s in enumerate(lines) if len(s) == longest), longest)
+        if max(map(len, lines)) > lim.MAX_LINE_CHARS:
+            k = next(i for i, s in enumerate(lines) if len(s) > lim.MAX_LINE_CHARS)
+            _too_long(where, number + k, len(lines[k]))
         if len(carry) > lim.MAX_LINE_CHARS:
             _too_long(where, number + len(lines), len(carry))
         yield number, lines, min(map(len, lines)) >= _SHORTEST_ROW and "#" not in text[:cut]
         number += len(lines)
-    if carry:
-        yield number, [carry], False
+    if carry.rstrip("\r"):
+        yield number, [carry.rstrip("\r")], False
 
 
 def _too_long(where, line_no, n):

@@ -144,11 +144,11 @@ def open_regular(path: Path, where: str, follow: bool = True):
         raise
 
 
-def read_capped(stream, limit: int, where: str, chunk: int = CHUNK_BYTES, check=None):
+def read_capped(stream, limit: int, where: str, chunk: int | None = None, check=None):
     """Yield the stream's bytes in chunks; refuse as soon as more than ``limit`` arrive,
     whatever a header said (a zip member is decompressed chunk by chunk). ``check()`` is
     called before each chunk (a Cancel raises from it)."""
-    total = 0
+    total, chunk = 0, chunk or CHUNK_BYTES
     while True:
         if check is not None:
             check()
