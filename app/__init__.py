@@ -11,12 +11,29 @@ From Python (the same code as the ``tumble`` command; see :mod:`tumble.api`)::
 first use, and nothing imports Qt, VTK, pyvista or matplotlib until something is drawn.
 """
 
+import sys
+import types
+
 __version__ = "0.1.0"
 
 #: the names of the API (tumble.api), loaded on first use
 _API = ("ParameterError", "DivergenceError", "Scenario", "Run", "Fit", "presets", "load", "simulate", "inspect",
         "fit", "predict", "export", "render", "show", "stability")
 __all__ = ["__version__", *_API]
+
+
+class _Package(types.ModuleType):
+    """This package's module: a subpackage named like a function of the API (``tumble.export``,
+    the export machinery) is not bound over the function when it is imported; it stays
+    reachable as ``sys.modules["tumble.export"]`` and by ``from tumble.export import ...``."""
+
+    def __setattr__(self, name, value):
+        if name in _API and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name):

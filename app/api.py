@@ -140,8 +140,8 @@ def inspect(sc) -> dict:
 
 
 def stability_map(sc, directions=None, duration=None, executor=None, progress=None):
-    """(:class:`~app.simulation.stability.StabilityMap`, directions, duration) of ``sc``'s body
-    at its |omega| (``tumble stability``; None takes the default)."""
+    """(the scenario, its :class:`~app.simulation.stability.StabilityMap`): ``sc``'s body at its
+    |omega| (``tumble stability``; None takes the default directions and duration)."""
     from .physics.integrators import MAX_SAMPLES
     from .simulation.stability import DEFAULT_DIRECTIONS, DEFAULT_DURATION
     from .simulation.stability import stability_map as compute
@@ -164,7 +164,7 @@ def stability_map(sc, directions=None, duration=None, executor=None, progress=No
         if err.field in ("directions", "duration"):  # the flags' own names
             raise ParameterError(f"--{err.field}", err.value, err.rule) from None
         raise
-    return smap, n, seconds
+    return sc, smap
 
 
 def stability(sc, *, directions=2000, duration=20.0, executor=None, progress=None) -> dict:
@@ -176,7 +176,7 @@ def stability(sc, *, directions=2000, duration=20.0, executor=None, progress=Non
     same result as in one process. Returns the arrays of ``tumble stability --out FILE.npz``
     (same keys).
     """
-    smap, _, _ = stability_map(sc, directions, duration, executor, progress)
+    _, smap = stability_map(sc, directions, duration, executor, progress)
     return smap.to_npz_dict()
 
 

@@ -57,7 +57,7 @@ def export_result(sc, path, *, view="main", duration=None, fps=None, size=None, 
                   with_plots=False, start=0.0, title=None, integrator=None, dt=None, options=None,
                   progress=None, cancel=None, data_progress=None):
     """Everything :func:`export` does, returning what was written: the export's
-    :class:`~app.export.exporter.ExportResult` for an animation, ``(path, rows)`` for data
+    :class:`~app.export.exporter.ExportResult` for an animation, ``(path, rows, plan)`` for data
     (.csv/.npz: the trajectory, one row per frame; .toml: the scenario). ``fps`` and ``size``
     None take the format's default (30 fps, 1280x720; 20 fps and 640x360 for a GIF);
     ``options`` the view's own (``{"integrators": ("rk4", "euler")}`` for compare);
@@ -101,7 +101,7 @@ def export_result(sc, path, *, view="main", duration=None, fps=None, size=None, 
         except ParameterError as err:
             raise ParameterError(f"--{err.field}", err.value, err.rule) from None
     if plan.format in DATA_FORMATS.values():
-        return export_data(sc, settings, progress=data_progress)
+        return (*export_data(sc, settings, progress=data_progress), plan)
     from .export.exporter import export as run_export
 
     return run_export(spec, runs, plan, progress=progress, cancel=cancel, options=options)

@@ -151,57 +151,16 @@ def _load_scenario(arg):
 def cmd_simulate(args) -> int:
     import numpy as np
 
-    from .physics import diagnostics
-    from .physics.analysis import predicted_flip_period
-    from .physics.errors import ParameterError
-    from .physics.integrators import REGISTRY, check_run_size, integrator_info, simulate
-    from .simulation.table import POINT_GROUPS, check_finite, check_outputs, parse_outputs, trajectory_table, write_table
+    from .api import simulate
+    from .simulation.table import write_table
 
     out = check_out(args.out, (".csv", ".npz"))
-    outputs = parse_outputs(args.outputs)
-    point = None
-    if args.point is not None:
-        point = parse_point(args.point)
-        if not any(g in outputs for g in POINT_GROUPS):
-            raise ParameterError("--point", args.point,
-                                 "come with a point output in --outputs (Position, Velocity, ...)")
-    sc = with_solver_flags(_load_scenario(args.scenario), args)
-    check_outputs(sc, outputs)
-    solver = sc.solver
-    if args.sample is not None and args.sample > solver.duration:
-        raise ParameterError("--sample", args.sample, f"be <= the duration ({solver.duration:g} s)")
-    if args.sample is not None and integrator_info(solver.integrator).fixed_step:
-        # the rows are the integrator's own states: a sample between two steps, or a
-        # step shrunk to fit the samples, would not be the run the summary describes
-        ratio = args.sample / solver.dt
-        if round(ratio) < 1 or abs(ratio - round(ratio)) > 1e-9 * ratio:
-            raise ParameterError("--sample", args.sample, f"be a whole multiple of dt ({solver.dt:g} s) for "
-                                 f"{solver.integrator} (only {' and '.join(i.name for i in REGISTRY if not i.fixed_step)} "
-                                 "sample anywhere)")
-    given = {k for k in ("dt", "duration") if getattr(args, k) is not None}
-    check_run_size(solver.integrator, solver.dt, solver.duration, args.sample,
-                   blame="duration" if given == {"duration"} else "step",
-                   names={"sample": "--sample", **{k: f"--{k}" if k in given else f"solver.{k}"
-                                                  for k in ("dt", "duration")}})
     with ProgressBar("simulate") as bar:
-        traj = simulate(sc.model, sc.initial_state, solver.integrator, solver.dt, solver.duration,
-                        sample=args.sample, progress=bar, **solver.options)
-    table = trajectory_table(sc, traj, outputs, point)
-    check_finite(table)
-    write_table(out, table)
-    d = diagnostics.diagnose(sc.rigid_body, sc.gravity, traj)
-    flips = diagnostics.flip_times(sc.rigid_body, traj.t, traj.w)
-    period = predicted_flip_period(sc.rigid_body, sc.angular_velocity)
-    print(f"{sc.name}: {solver.integrator}, dt = {solver.dt:g} s, {solver.duration:g} s simulated, {len(traj)} samples")
-    print("| quantity | value |")
-    print("|---|---|")
-    print(f"| flips (intermediate-axis reversals) | {len(flips)} |")
-    print(f"| predicted flip period (s) | {'-' if period is None else f'{period:.6f}'} |")
-    print(f"| observed mean flip period (s) | {np.mean(np.diff(flips)):.6f} |" if len(flips) > 1 else "| observed mean flip period (s) | - |")
-    print(f"| max relative energy drift | {np.max(np.abs(d.E_drift)):.3e} |")
-    print(f"| max relative world-L drift | {np.max(d.L_drift):.3e} |")
-    print(f"| max relative |L| drift | {np.max(np.abs(d.L_norm_drift)):.3e} |")
-    if np.any(np.asarray(sc.rigid_body.center_of_mass) != 0):
+        run = simulate(args.scenario, integrator=args.integrator, dt=args.dt, duration=args.duration,
+                       sample=args.sample, outputs=args.outputs, point=args.point, progress=bar)
+    write_table(out, run.columns)
+    print(run.summary())
+    if np.any(np.asarray(run.scenario.rigid_body.center_of_mass) != 0):
         print("columns c*, v* describe the centre of mass; the body's reference point is at "
               "-center_of_mass from it (use --outputs Position --point 0,0,0 for the reference point)")
     print(f"wrote {out}")
@@ -209,9 +168,9 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_presets(args) -> int:
-    from .scenario import presets
+    from .api import presets
 
-    rows = presets()
+    rows = list(presets().items())
     if not rows:
         from .scenario.files import PRESETS_DIR
 
@@ -224,11 +183,11 @@ def cmd_presets(args) -> int:
 
 
 def cmd_inspect(args) -> int:
-    from .scenario.inspection import inspect_dict, inspect_text
+    from .api import inspect
+    from .scenario.inspection import inspect_text
 
-    sc = _load_scenario(args.scenario)
-    info = inspect_dict(sc)
-    print(json.dumps(info) if args.json else inspect_text(sc.name, info))
+    info = inspect(args.scenario)
+    print(json.dumps(info) if args.json else inspect_text(info["name"], info))
     return EXIT_OK
 
 
@@ -268,27 +227,13 @@ def cmd_bench(args) -> int:
 
 
 def cmd_stability(args) -> int:
-    import numpy as np
-
-    from .physics.errors import ParameterError
-    from .simulation.stability import DEFAULT_DIRECTIONS, DEFAULT_DURATION, stability_map, write_npz, write_png
+    from .api import stability_map
+    from .simulation.stability import write_npz, write_png
 
     out = check_out(args.out, (".npz", ".png"))
-    sc = _load_scenario(args.scenario)
-    omega_norm = float(np.linalg.norm(sc.angular_velocity))
-    if omega_norm == 0:
-        raise ParameterError(f"initial.angular_velocity of {sc.name!r}", [0, 0, 0],
-                             "be non-zero for a stability map (its magnitude sets the spin rate)")
-    directions = DEFAULT_DIRECTIONS if args.directions is None else args.directions
-    duration = DEFAULT_DURATION if args.duration is None else args.duration
-    blame = "directions" if args.directions is not None and args.duration is None else "duration"
-    try:
-        with ProgressBar("stability") as bar:
-            smap = stability_map(sc.rigid_body, omega_norm, directions, duration, progress=bar, blame=blame)
-    except ParameterError as err:
-        if err.field in ("directions", "duration"):  # the flags' own names
-            raise ParameterError(f"--{err.field}", err.value, err.rule) from None
-        raise
+    with ProgressBar("stability") as bar:
+        sc, smap = stability_map(args.scenario, args.directions, args.duration, progress=bar)
+    directions, duration, omega_norm = len(smap.wander), smap.duration, smap.omega_norm
     if out.suffix.lower() == ".png":
         write_png(smap, out, title=f"{sc.name}: stability map, |ω| = {omega_norm:.4g} rad/s, "
                                    f"{duration:g} s, {directions} directions")
