@@ -177,7 +177,7 @@ def test_json_report_keys_and_shapes(five, capsys):
     assert len(report["flights"]) == len(throws)
     for f in report["flights"]:
         assert list(f) == ["recording", "start", "end", "omega0", "rms", "rms_relative", "flip_time_measured",
-                           "flip_time_fitted"]
+                           "flip_time_fitted", "excluded", "reason", "cut"]
         assert f["recording"] == str(folder) and f["start"] < f["end"] and len(f["omega0"]) == 3
         assert math.isclose(f["rms_relative"], f["rms"] / np.linalg.norm(f["omega0"]))
     assert report["rms_relative"] == float(np.median([f["rms_relative"] for f in report["flights"]]))

@@ -97,6 +97,25 @@ def find_flights(recordings, windows=None, drag_model="quadratic"):
     return merge(recordings, found), inertia, (np.zeros(3) if drag_model == "none" else drag)
 
 
+def flights_with_body(recordings, inertia, drag_model, drag, windows=None) -> list:
+    """Flights of ``recordings`` found with a known body (a FIT.toml's): runs of small torque
+    residual, their edges then moved to where that body stops matching the rates."""
+    found = []
+    for k, rec in enumerate(recordings):
+        _, dw = fl.smooth_and_derivative(rec.t, rec.w)
+        found += fl.detect(rec, k, dw, inertia, drag_model, drag, windows)
+    found = merge(recordings, found)
+    if not found:
+        return []
+    w0s = [_refit_start(recordings[f.recording], f, start_rate(recordings[f.recording], f.i0, f.i1), inertia,
+                        drag_model, drag) for f in found]
+    try:
+        flights, _ = settle_edges(recordings, found, w0s, inertia, drag_model, drag, windows, None)
+    except ParameterError:
+        return []
+    return flights
+
+
 def start_rate(rec: Recording, i: int, i1: int) -> np.ndarray:
     """The rate at sample ``i`` from the local cubic over the flight's first samples (a
     better start than one noisy sample)."""

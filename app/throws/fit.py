@@ -70,6 +70,13 @@ class FlightFit:
     near_intermediate: bool
     flip_time_measured: float | None
     flip_time_fitted: float | None
+    #: left out of the joint fit (the user's choice, or a residual far above the others'); its
+    #: curve is its own launch rate fitted with the shared body
+    excluded: bool = False
+    #: why it was excluded (one sentence), None when it was fitted
+    reason: str | None = None
+    #: "start" or "end" when the recording begins or ends inside this flight (cut there)
+    cut: str | None = None
 
     @property
     def start(self) -> float:
@@ -126,6 +133,9 @@ class FitResult:
                 "rms_relative": f.rms_relative,
                 "flip_time_measured": f.flip_time_measured,
                 "flip_time_fitted": f.flip_time_fitted,
+                "excluded": f.excluded,
+                "reason": f.reason,
+                "cut": f.cut,
             } for f in self.flights],
             "rms_relative": self.rms_relative,
             "seconds": self.seconds,
@@ -413,12 +423,15 @@ def _result(recordings, flights, layout, x, cov, data, w_model, seconds):
 
 
 def fit_recordings(recordings: list[Recording], windows=None, drag_model: str = "quadratic", axes_mode: str = "sensor",
-                   progress=None, cancel=None, exclude=()) -> FitResult:
+                   progress=None, cancel=None, exclude=(), include=()) -> FitResult:
     """Find the flights, fit them, move their edges to where the fit stops matching, refit.
 
     ``progress(fraction, message)`` is called between stages; ``cancel()`` returning True
-    stops the fit with :class:`FitCancelled`. ``exclude`` holds (recording index, start time)
-    of flights to leave out (the window's table unticks them).
+    stops the fit with :class:`FitCancelled`. ``exclude`` names flights the user leaves out,
+    ``include`` flights the user puts back after the fit excluded them automatically; each
+    entry is a (recording index, time) pair (the flight of that recording holding that time,
+    s) or an int (the flight's 0-based number among the flights found, as the report lists
+    them). Every flight found is in the result; excluded ones carry ``excluded`` and ``reason``.
     """
     if drag_model not in DRAG_MODELS:
         raise ParameterError("--drag", drag_model, "be one of " + ", ".join(DRAG_MODELS))
@@ -435,7 +448,7 @@ def fit_recordings(recordings: list[Recording], windows=None, drag_model: str = 
     say(0.0, "finding the flights")
     flights, inertia, drag = find_flights(recordings, windows, drag_model)
     return fit_flights(recordings, flights, inertia, drag, drag_model, axes_mode, windows, say, cancel, exclude,
-                       began)
+                       began, include)
 
 
 def _excluded(recordings, f, exclude):
@@ -444,7 +457,7 @@ def _excluded(recordings, f, exclude):
 
 
 def fit_flights(recordings, flights, inertia, drag, drag_model="quadratic", axes_mode="sensor", windows=None,
-                say=None, cancel=None, exclude=(), began=None) -> FitResult:
+                say=None, cancel=None, exclude=(), began=None, include=()) -> FitResult:
     """Fit given flights from an inertia and drag guess.
 
     A first joint fit (over growing horizons) on the flights as the residual found them;
@@ -482,7 +495,7 @@ def fit_flights(recordings, flights, inertia, drag, drag_model="quadratic", axes
 
 
 def fit_paths(paths, flights: str = "auto", drag_model: str = "quadratic", axes_mode: str = "sensor",
-              progress=None, cancel=None, exclude=()) -> tuple[list[Recording], FitResult]:
+              progress=None, cancel=None, exclude=(), include=()) -> tuple[list[Recording], FitResult]:
     """Read the recordings at ``paths`` and fit them together (``flights``: ``auto`` or
     ``START:END,...`` windows in recording time, s)."""
     from .recording import read_recording
@@ -493,4 +506,4 @@ def fit_paths(paths, flights: str = "auto", drag_model: str = "quadratic", axes_
     if axes_mode not in AXES_MODES:
         raise ParameterError("--axes", axes_mode, "be one of " + ", ".join(AXES_MODES))
     recordings = [read_recording(p) for p in paths]
-    return recordings, fit_recordings(recordings, windows, drag_model, axes_mode, progress, cancel, exclude)
+    return recordings, fit_recordings(recordings, windows, drag_model, axes_mode, progress, cancel, exclude, include)
