@@ -230,16 +230,18 @@ def fit(recordings, *, flights="auto", drag="quadratic", axes="sensor", inertia_
 def predict(fit_or_scenario, recordings, *, flights="auto", lead=0.1) -> list[dict]:
     """Predict each flight of ``recordings`` from its first ``lead`` s with a fitted body
     (a :class:`Fit`, or a scenario such as ``fit.scenario()`` or a FIT.toml): the flights of
-    ``tumble predict --json``."""
+    ``tumble predict --json``, one dict each (:func:`app.throws.predict.predict_flights`).
+    ``flights``: ``"auto"`` (found as the fit finds them), or windows ``"START:END,..."`` /
+    ``[(start, end), ...]`` (s, recording time), each one flight exactly as given."""
     from .throws.predict import predict_flights
 
     body = fit_or_scenario.scenario() if isinstance(fit_or_scenario, Fit) else load(fit_or_scenario)
-    lead = flag_number("--lead", lead)
-    text = _windows_text(flights)
-    if text == "auto":
-        windows = "auto"
-    else:
-        from .throws.flights import parse_windows
-
-        windows = parse_windows(text)
+    windows = flights if isinstance(flights, str) else [tuple(pair) for pair in _pairs(flights)]
     return predict_flights(body, _recordings(recordings), windows=windows, lead=lead)
+
+
+def _pairs(flights) -> list:
+    if not isinstance(flights, (list, tuple)) or not all(isinstance(p, (list, tuple)) and len(p) == 2
+                                                         for p in flights):
+        raise ParameterError("--flights", flights, "be auto, START:END,... or a list of (start, end) pairs (s)")
+    return list(flights)
