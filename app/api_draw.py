@@ -176,9 +176,14 @@ def show(sc_or_run, *, view="main"):
     exit status)."""
     sc = _scenario(sc_or_run)
     if in_jupyter():
+        import warnings
+
         from IPython.display import Image, display
 
-        display(Image(data=png_bytes(render(sc, 0.0, view=view, size=SHOW_SIZE))))
+        with warnings.catch_warnings():  # pyvista's import of pooch asks tqdm for notebook widgets
+            warnings.filterwarnings("ignore", message="IProgress not found")
+            image = render(sc, 0.0, view=view, size=SHOW_SIZE)
+        display(Image(data=png_bytes(image)))
         return None
     from .gui.launch import run_gui
     from .views import get_view
