@@ -3,7 +3,8 @@
 API (for ``tumble stability`` and the GUI's stability view)::
 
     smap = stability_map(body, omega_norm, n_directions=2000, duration=20.0,
-                         integrator="rk4", dt=None, progress=None)
+                         integrator="rk4", dt=None, progress=None, executor=None)
+    (executor: any concurrent.futures.Executor; the directions are split into chunks over it)
     smap.directions   (N, 3) unit initial spin axes, BODY frame (Fibonacci lattice)
     smap.wander       (N,)  largest angle (rad) between omega(t) and omega(0) over the run
     smap.flip_period  (N,)  predicted time between intermediate-axis reversals (s), NaN where
