@@ -224,3 +224,37 @@ def test_a_bad_value_is_the_commands_one_line(tmp_path, flags, call):
     assert isinstance(err.value, ValueError)
     assert str(err.value) == line
     assert not any(p.exists() for p in paths.values())
+
+
+@pytest.mark.parametrize("name, argv", [
+    ("simulate", ["simulate", "book", "--duration=0.5", "--out", "{tmp}/x.csv"]),
+    ("inspect", ["inspect", "book", "--json"]),
+    ("presets", ["presets"]),
+    ("stability_map", ["stability", "book", "--directions=10", "--duration=0.5", "--out", "{tmp}/x.npz"]),
+])
+def test_each_command_calls_the_api(tmp_path, monkeypatch, capsys, name, argv):
+    """The command is a layer over the API function, not a copy of it: it calls it."""
+    import tumble.api as api
+    from tumble.cli import main
+
+    calls = []
+    original = getattr(api, name)
+
+    def spy(*args, **kwargs):
+        calls.append(args)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(api, name, spy)
+    assert main([a.format(tmp=tmp_path) for a in argv]) == 0
+    assert len(calls) == 1
+
+
+def test_export_command_calls_the_api(tmp_path, monkeypatch, capsys):
+    import tumble.api_draw as api_draw
+    from tumble.cli import main
+
+    calls = []
+    original = api_draw.export_result
+    monkeypatch.setattr(api_draw, "export_result", lambda *a, **k: calls.append(a) or original(*a, **k))
+    assert main(["export", "book", "--duration=1", "--fps=5", "--out", str(tmp_path / "x.csv")]) == 0
+    assert len(calls) == 1 and (tmp_path / "x.csv").exists()
