@@ -173,8 +173,8 @@ class JointFit:
                 return excluded
             excluded = True
             i, factor, value, others = worst
-            self.left_out[i] = (f"rms/|omega0| {value:.4f} is {factor:.0f}x the median {others:.4f} of the other "
-                                f"flights (over {OUTLIER_FACTOR:g}x): not a free flight of this body")
+            self.left_out[i] = (f"rms/‖ω0‖ {value:.4f} against the other flights' median {others:.4f} ({factor:.0f}x, "
+                                f"over {OUTLIER_FACTOR:g}x): not a free flight of this body")
             inertia, drag = self.sol.body()
             self._take(self._solve(inertia, drag))
         return excluded

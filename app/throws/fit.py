@@ -99,22 +99,28 @@ class FitResult:
         return self.axes @ np.diag(self.moments) @ self.axes.T
 
     @property
+    def fitted(self) -> list:
+        """The flights the fit used (not excluded)."""
+        return [f for f in self.flights if not f.excluded]
+
+    @property
     def rms_relative(self) -> float:
-        return float(np.median([f.rms_relative for f in self.flights]))
+        """Median rms / |omega0| of the fitted flights."""
+        return float(np.median([f.rms_relative for f in self.fitted]))
 
     def to_json(self, inertia_scale: float = 1.0) -> dict:
         """The ``tumble fit --json`` object (inertia and drag at ``inertia_scale`` kg m^2)."""
         return {
-            "ratios": [float(x) for x in self.moments],
+            "ratios": _floats(self.moments),
             "ratios_std": [_finite_or_none(x) for x in self.moments_std],
-            "principal_axes": [[float(x) for x in row] for row in self.axes.T],
-            "inertia": [[float(x) for x in row] for row in self.inertia * inertia_scale],
-            "drag": {"model": self.drag_model, "coefficients": [float(x) for x in self.drag * inertia_scale]},
+            "principal_axes": [_floats(row) for row in self.axes.T],
+            "inertia": [_floats(row) for row in self.inertia * inertia_scale],
+            "drag": {"model": self.drag_model, "coefficients": _floats(self.drag * inertia_scale)},
             "flights": [{
                 "recording": f.recording,
                 "start": f.start,
                 "end": f.end,
-                "omega0": [float(x) for x in f.omega0],
+                "omega0": _floats(f.omega0),
                 "rms": f.rms,
                 "rms_relative": f.rms_relative,
                 "flip_time_measured": f.flip_time_measured,
@@ -129,7 +135,12 @@ class FitResult:
 
 
 def _finite_or_none(x):
-    return float(x) if np.isfinite(x) else None
+    return float(x) + 0.0 if np.isfinite(x) else None
+
+
+def _floats(values) -> list[float]:
+    """Plain floats, negative zeros made positive (``-0.0 + 0.0`` is ``0.0``)."""
+    return [float(x) + 0.0 for x in values]
 
 
 def is_near_intermediate(inertia, axes, w0) -> bool:
