@@ -22,7 +22,7 @@ from . import flights as fl
 from .dynamics import DRAG_MODELS, simulate_rates
 from .edges import cut_edge, find_flights, own_start
 from .recording import Recording
-from .solver import FitCancelled, Solution, _output_std, principal_summary  # noqa: F401 - FitCancelled: the window's
+from .solver import FitCancelled, Solution, output_std, principal_summary  # noqa: F401 - FitCancelled: the window's
 
 AXES_MODES = ("sensor", "fit")
 #: a throw starts near the intermediate axis when its body momentum J w0 lies within this
@@ -190,7 +190,7 @@ def _result(recordings, sol: Solution, flights, left_out, seconds) -> FitResult:
     layout = sol.layout
     j, rot, c, w0s = layout.unpack(sol.x)
     moments, axes, drag = principal_summary(j, rot, c)
-    std = _output_std(sol)
+    std = output_std(sol)
     inertia = axes @ np.diag(moments) @ axes.T
     model = layout.drag_model
     out = []
