@@ -54,8 +54,9 @@ class JointFit:
     """The state of one fit: every flight found (with the anchor the torque residual gave
     it), which are left out and why, and the current joint solution."""
 
-    def __init__(self, recordings, flights, drag_model, axes_mode, windows, cancel):
+    def __init__(self, recordings, flights, drag_model, axes_mode, windows, cancel, dws=None):
         self.recordings = recordings
+        self.dws = dws
         self.flights = list(flights)
         self.anchors = list(flights)
         self.w0s = [start_rate(recordings[f.recording], f.i0, f.i1) for f in flights]
@@ -213,7 +214,7 @@ class JointFit:
         inertia, drag = self.sol.body()
         added = []
         for k, rec in enumerate(self.recordings):
-            _, dw = fl.smooth_and_derivative(rec.t, rec.w)
+            dw = self.dws[k] if self.dws is not None else fl.smooth_and_derivative(rec.t, rec.w)[1]
             for g in fl.detect(rec, k, dw, inertia, self.drag_model, drag, self.windows):
                 over = [i for i, f in enumerate(self.flights) if f.recording == k and g.i0 < f.i1 and f.i0 < g.i1]
                 if not over:
