@@ -20,9 +20,9 @@ from ..physics.errors import ParameterError
 from . import consensus as cs
 from . import flights as fl
 from .dynamics import DRAG_MODELS, simulate_rates
-from .edges import cut_edge, find_flights, own_start
+from .edges import cut_edge, derivatives, find_flights, own_start
 from .recording import Recording
-from .solver import FitCancelled, Solution, _output_std, principal_summary  # noqa: F401 - FitCancelled: the window's
+from .solver import FitCancelled, Solution, output_std, principal_summary  # noqa: F401 - FitCancelled: the window's
 
 AXES_MODES = ("sensor", "fit")
 #: a throw starts near the intermediate axis when its body momentum J w0 lies within this
@@ -99,22 +99,28 @@ class FitResult:
         return self.axes @ np.diag(self.moments) @ self.axes.T
 
     @property
+    def fitted(self) -> list:
+        """The flights the fit used (not excluded)."""
+        return [f for f in self.flights if not f.excluded]
+
+    @property
     def rms_relative(self) -> float:
-        return float(np.median([f.rms_relative for f in self.flights]))
+        """Median rms / |omega0| of the fitted flights."""
+        return float(np.median([f.rms_relative for f in self.fitted]))
 
     def to_json(self, inertia_scale: float = 1.0) -> dict:
         """The ``tumble fit --json`` object (inertia and drag at ``inertia_scale`` kg m^2)."""
         return {
-            "ratios": [float(x) for x in self.moments],
+            "ratios": _floats(self.moments),
             "ratios_std": [_finite_or_none(x) for x in self.moments_std],
-            "principal_axes": [[float(x) for x in row] for row in self.axes.T],
-            "inertia": [[float(x) for x in row] for row in self.inertia * inertia_scale],
-            "drag": {"model": self.drag_model, "coefficients": [float(x) for x in self.drag * inertia_scale]},
+            "principal_axes": [_floats(row) for row in self.axes.T],
+            "inertia": [_floats(row) for row in self.inertia * inertia_scale],
+            "drag": {"model": self.drag_model, "coefficients": _floats(self.drag * inertia_scale)},
             "flights": [{
                 "recording": f.recording,
                 "start": f.start,
                 "end": f.end,
-                "omega0": [float(x) for x in f.omega0],
+                "omega0": _floats(f.omega0),
                 "rms": f.rms,
                 "rms_relative": f.rms_relative,
                 "flip_time_measured": f.flip_time_measured,
@@ -129,7 +135,12 @@ class FitResult:
 
 
 def _finite_or_none(x):
-    return float(x) if np.isfinite(x) else None
+    return float(x) + 0.0 if np.isfinite(x) else None
+
+
+def _floats(values) -> list[float]:
+    """Plain floats, negative zeros made positive (``-0.0 + 0.0`` is ``0.0``)."""
+    return [float(x) + 0.0 for x in values]
 
 
 def is_near_intermediate(inertia, axes, w0) -> bool:
@@ -179,7 +190,7 @@ def _result(recordings, sol: Solution, flights, left_out, seconds) -> FitResult:
     layout = sol.layout
     j, rot, c, w0s = layout.unpack(sol.x)
     moments, axes, drag = principal_summary(j, rot, c)
-    std = _output_std(sol)
+    std = output_std(sol)
     inertia = axes @ np.diag(moments) @ axes.T
     model = layout.drag_model
     out = []
@@ -237,9 +248,10 @@ def fit_recordings(recordings: list[Recording], windows=None, drag_model: str = 
             raise FitCancelled()
 
     say(0.0, "finding the flights")
-    flights, inertia, drag = find_flights(recordings, windows, drag_model)
+    smoothed = derivatives(recordings)
+    flights, inertia, drag = find_flights(recordings, windows, drag_model, smoothed)
     return fit_flights(recordings, flights, inertia, drag, drag_model, axes_mode, windows, say, cancel, exclude,
-                       began, include)
+                       began, include, [dw for _, dw in smoothed])
 
 
 def _chosen(recordings, flights, spec) -> set[int]:
@@ -260,7 +272,7 @@ def _chosen(recordings, flights, spec) -> set[int]:
 
 
 def fit_flights(recordings, flights, inertia, drag, drag_model="quadratic", axes_mode="sensor", windows=None,
-                say=None, cancel=None, exclude=(), began=None, include=()) -> FitResult:
+                say=None, cancel=None, exclude=(), began=None, include=(), dws=None) -> FitResult:
     """Fit given flights from an inertia and drag guess (see :mod:`.consensus` for the steps):
     each flight alone, a robust consensus of their bodies as the joint fit's start (candidate
     starts where they disagree), a robust joint fit, flights far off the others excluded, the
@@ -271,7 +283,7 @@ def fit_flights(recordings, flights, inertia, drag, drag_model="quadratic", axes
     user_in = _chosen(recordings, flights, include) - user_out
     if len(user_out) == len(flights):
         raise ParameterError("flights", len(flights), "leave at least one flight in the fit")
-    state = cs.JointFit(recordings, list(flights), drag_model, axes_mode, windows, cancel)
+    state = cs.JointFit(recordings, list(flights), drag_model, axes_mode, windows, cancel, dws)
     state.left_out = {i: USER_EXCLUDED for i in user_out}
     state.keep = user_in
     say(0.05, f"fitting {state.active_count()} flights one by one")

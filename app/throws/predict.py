@@ -210,6 +210,15 @@ def predict_span(body: FittedBody, rec: Recording, i0: int, i1: int, lead: float
             "rms_relative": rms / norm if norm > 0 else None}
 
 
+def predicted_curve(body: FittedBody, omega0, horizon: float) -> tuple[np.ndarray, np.ndarray]:
+    """(t after the start, w) of the prediction from ``omega0``, every FLIP_SAMPLING_S to ``horizon``."""
+    fine = np.arange(0.0, horizon + 0.5 * FLIP_SAMPLING_S, FLIP_SAMPLING_S)
+    w = np.empty((len(fine), 3))
+    w[0] = omega0
+    w[1:] = simulate_rates(fine[1:], 0.0, np.asarray(omega0, dtype=float), body.inertia, body.drag_model, body.drag)
+    return fine, w
+
+
 # ------------------------------------------------------------------ the mean of the first samples (fit-bench)
 
 
