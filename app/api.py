@@ -204,13 +204,17 @@ def _windows_text(flights):
     raise ParameterError("--flights", flights, "be auto, START:END,... or a list of (start, end) pairs (s)")
 
 
-def fit(recordings, *, flights="auto", drag="quadratic", axes="sensor", inertia_scale=1.0, progress=None) -> Fit:
+def fit(recordings, *, flights="auto", drag="quadratic", axes="sensor", inertia_scale=1.0, exclude=(),
+        include=(), allow_unphysical=False, progress=None) -> Fit:
     """Fit inertia ratios and air drag to gyroscope recordings of throws (``tumble fit``).
 
     ``recordings``: a phyphox folder or .zip, a CSV file, or a list of them (fitted together);
     ``flights``: ``"auto"`` or windows ``"START:END,..."`` / ``[(start, end), ...]`` (s);
     ``drag``: none, linear or quadratic; ``axes``: sensor or fit; ``inertia_scale``: the
-    largest principal moment (kg m^2) the reported inertia and drag are scaled to.
+    largest principal moment (kg m^2) the reported inertia and drag are scaled to;
+    ``exclude`` / ``include``: times (s) of flights to leave out / to put back after the fit
+    excluded them, in every recording; ``allow_unphysical``: let :meth:`Fit.scenario` keep
+    ratios that break the triangle inequality; ``progress(fraction, note)``.
     """
     from .throws import flights as fl
     from .throws.fit import fit_paths, fit_recordings
@@ -218,26 +222,35 @@ def fit(recordings, *, flights="auto", drag="quadratic", axes="sensor", inertia_
 
     scale = flag_number("--inertia-scale", inertia_scale)
     items = _recordings(recordings)
-    say = None if progress is None else (lambda fraction, note: progress(fraction, note))
     text = _windows_text(flights)
+    marks = {name: [(k, flag_number(f"--{name}", t, "be times in s separated by commas", lambda v: True))
+                    for k in range(len(items)) for t in times]
+             for name, times in (("exclude", _times(exclude)), ("include", _times(include)))}
     if all(isinstance(r, Recording) for r in items):
-        result = fit_recordings(items, fl.parse_windows(text), drag, axes, say)
+        result = fit_recordings(items, fl.parse_windows(text), drag, axes, progress, **marks)
     else:
-        _, result = fit_paths([str(r) for r in items], text, drag, axes, progress=say)
-    return Fit(result, scale)
+        _, result = fit_paths([str(r) for r in items], text, drag, axes, progress=progress, **marks)
+    return Fit(result, scale, bool(allow_unphysical))
 
 
-def predict(fit_or_scenario, recordings, *, flights="auto", lead=0.1) -> list[dict]:
+def _times(times) -> list:
+    if isinstance(times, (int, float)) and not isinstance(times, bool):
+        return [times]
+    return list(times)
+
+
+def predict(fit_or_scenario, recordings, *, flights="auto", lead=0.1, horizon=2.0) -> list[dict]:
     """Predict each flight of ``recordings`` from its first ``lead`` s with a fitted body
     (a :class:`Fit`, or a scenario such as ``fit.scenario()`` or a FIT.toml): the flights of
     ``tumble predict --json``, one dict each (:func:`app.throws.predict.predict_flights`).
     ``flights``: ``"auto"`` (found as the fit finds them), or windows ``"START:END,..."`` /
-    ``[(start, end), ...]`` (s, recording time), each one flight exactly as given."""
+    ``[(start, end), ...]`` (s, recording time), each one flight exactly as given;
+    ``horizon``: each flight is simulated this long (s)."""
     from .throws.predict import predict_flights
 
     body = fit_or_scenario.scenario() if isinstance(fit_or_scenario, Fit) else load(fit_or_scenario)
     windows = flights if isinstance(flights, str) else [tuple(pair) for pair in _pairs(flights)]
-    return predict_flights(body, _recordings(recordings), windows=windows, lead=lead)
+    return predict_flights(body, _recordings(recordings), windows=windows, lead=lead, horizon=horizon)
 
 
 def _pairs(flights) -> list:

@@ -308,6 +308,7 @@ class Fit:
 
     result: object
     inertia_scale: float = 1.0
+    allow_unphysical: bool = False
 
     def to_dict(self) -> dict:
         """The object ``tumble fit --json`` prints."""
@@ -318,14 +319,18 @@ class Fit:
         """The principal moments over the largest, ascending (the last is 1)."""
         return np.array(self.result.moments, dtype=float)
 
-    def scenario(self, flight: int = 0) -> Scenario:
-        """The scenario that replays flight ``flight`` (what ``tumble fit --out FIT.toml`` writes)."""
+    def scenario(self, flight: int | None = None) -> Scenario:
+        """The scenario that replays flight ``flight`` (default: the first one fitted; what
+        ``tumble fit --out FIT.toml`` writes). Ratios that break the triangle inequality are
+        refused unless the fit was asked with ``allow_unphysical``."""
         from .throws.report import flight_scenario
 
         count = len(self.result.flights)
-        if isinstance(flight, bool) or not isinstance(flight, (int, np.integer)) or not 0 <= flight < count:
+        if flight is not None and (isinstance(flight, bool) or not isinstance(flight, (int, np.integer))
+                                   or not 0 <= flight < count):
             raise ParameterError("flight", flight, f"be a flight's index from 0 to {count - 1}")
-        return Scenario.of(flight_scenario(self.result, int(flight), self.inertia_scale))
+        index = None if flight is None else int(flight)
+        return Scenario.of(flight_scenario(self.result, index, self.inertia_scale, self.allow_unphysical))
 
     def summary(self) -> str:
         """The report ``tumble fit`` prints."""

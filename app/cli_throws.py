@@ -84,28 +84,27 @@ def _outputs(paths):
 
 
 def cmd_fit(args) -> int:
-    from .throws.fit import fit_paths, triangle_violation
-    from .throws.report import draw_plot, flight_scenario, scenario_text, summary
+    from .api import fit
+    from .throws.fit import triangle_violation
+    from .throws.report import draw_plot, scenario_text
 
     out = check_out(args.out, (".toml",)) if args.out else None
     plot = check_out(args.plot, (".png",), "--plot") if args.plot else None
-    n = len(args.recordings)
-    exclude = [(k, t) for k in range(n) for t in args.exclude]
-    include = [(k, t) for k in range(n) for t in args.include]
-    bar = ProgressBar("fit")
-    _, result = fit_paths(args.recordings, args.flights, args.drag, args.axes,
-                          progress=lambda fraction, note: bar(fraction, note), exclude=exclude, include=include)
-    bar.close()
+    with ProgressBar("fit") as bar:
+        fitted = fit(args.recordings, flights=args.flights, drag=args.drag, axes=args.axes,
+                     inertia_scale=args.inertia_scale, exclude=args.exclude, include=args.include,
+                     allow_unphysical=args.allow_unphysical, progress=bar)
+    result = fitted.result
     broken = triangle_violation(result.moments)
     if broken and not args.allow_unphysical:
         print(f"tumble: {broken}", file=sys.stderr)
         return EXIT_FAILED
     # validated before anything is printed or written
-    scenario = flight_scenario(result, None, args.inertia_scale, args.allow_unphysical) if out else None
+    scenario = fitted.scenario() if out else None
     if args.json:
-        print(json.dumps(result.to_json(args.inertia_scale), allow_nan=False))
+        print(json.dumps(fitted.to_dict(), allow_nan=False))
     else:
-        print(summary(result, args.inertia_scale))
+        print(fitted.summary())
     with _outputs([out, plot]) as (out_tmp, plot_tmp):
         if out:
             out_tmp.write_text(scenario_text(scenario, out.parent), encoding="utf-8")
@@ -134,8 +133,10 @@ def cmd_predict(args) -> int:
     recordings = [read_recording(p) for p in args.recordings]
     import time
 
+    from .api import predict
+
     began = time.perf_counter()
-    flights = pr.predict_flights(body, recordings, args.flights, lead, horizon)
+    flights = predict(scenario, recordings, flights=args.flights, lead=lead, horizon=horizon)
     seconds = time.perf_counter() - began
     if args.json:
         print(json.dumps({"flights": flights, "seconds": seconds}, allow_nan=False))

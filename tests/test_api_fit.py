@@ -76,3 +76,31 @@ def test_fit_refuses_with_the_commands_line(session):
     with pytest.raises(tumble.ParameterError) as err:
         tumble.fit(session, drag="cubic")
     assert res.stderr.strip() == f"tumble: error: {err.value}"
+
+
+def test_predict_is_the_commands_json(session, fitted, tmp_path):
+    path = fitted.scenario().save(tmp_path / "fit.toml")
+    res = cli("predict", path, session, "--lead", "0.1", "--json", timeout=600)
+    assert res.returncode == 0, res.stderr
+    expected = json.loads(res.stdout)["flights"]
+    got = json.loads(json.dumps(tumble.predict(tumble.load(path), session, lead=0.1)))
+    assert [list(f) for f in got] == [list(f) for f in expected]
+    for a, b in zip(got, expected):
+        np.testing.assert_allclose(a["omega0"], b["omega0"], rtol=TOL, atol=TOL)
+        assert a["recording"] == b["recording"] and a["start"] == b["start"]
+
+
+@pytest.mark.parametrize("name, argv", [
+    ("fit", ["fit", "{session}", "--json"]),
+    ("predict", ["predict", "{fit}", "{session}", "--json"]),
+])
+def test_fit_and_predict_commands_call_the_api(session, fitted, tmp_path, monkeypatch, capsys, name, argv):
+    import tumble.api as api
+    from tumble.cli import main
+
+    path = fitted.scenario().save(tmp_path / "fit.toml")
+    calls = []
+    original = getattr(api, name)
+    monkeypatch.setattr(api, name, lambda *a, **k: calls.append(a) or original(*a, **k))
+    assert main([a.format(session=session, fit=path) for a in argv]) == 0
+    assert len(calls) == 1

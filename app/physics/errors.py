@@ -71,6 +71,8 @@ class ParameterError(ValueError):
                          f"got {format_value(value)}")
 
     def __reduce__(self):  # pickles (across a process pool) with its three parts
+        if type(self).__init__ is not ParameterError.__init__:  # a subclass built otherwise
+            return super().__reduce__()
         return (type(self), (self.field, self.value, self.rule))
 
     def prefixed(self, prefix: str) -> "ParameterError":
