@@ -147,6 +147,8 @@ def stability_map(sc, directions=None, duration=None, executor=None, progress=No
     from .simulation.stability import stability_map as compute
 
     highest = MAX_SAMPLES // 2
+    if executor is not None and not callable(getattr(executor, "map", None)):
+        raise ParameterError("executor", executor, "be a concurrent.futures.Executor (with a map method) or None")
     n = flag_number("--directions", directions, f"be a whole number from 1 to {highest:,}",
                     lambda v: 1 <= v <= highest, whole=True)
     seconds = flag_number("--duration", duration)

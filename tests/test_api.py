@@ -258,3 +258,31 @@ def test_export_command_calls_the_api(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(api_draw, "export_result", lambda *a, **k: calls.append(a) or original(*a, **k))
     assert main(["export", "book", "--duration=1", "--fps=5", "--out", str(tmp_path / "x.csv")]) == 0
     assert len(calls) == 1 and (tmp_path / "x.csv").exists()
+
+
+@pytest.mark.parametrize("call", [
+    lambda: tumble.load(5),
+    lambda: tumble.load("book").with_values("solver.duration=5"),
+    lambda: tumble.load("book").with_values({"solver..duration": 5}),
+    lambda: tumble.load("book").with_values({"solver.speed": 5}),
+    lambda: tumble.load("book").with_values({"loads.3.vector": [0, 0, 1]}),
+    lambda: tumble.simulate("book", outputs=5),
+    lambda: tumble.simulate("book", outputs=["Position"], point=[1, 2]),
+    lambda: tumble.simulate("book", dt="fast"),
+    lambda: tumble.simulate("book", duration=True),
+    lambda: tumble.stability("book", executor="many"),
+    lambda: tumble.stability("book", directions=2.5),
+    lambda: tumble.render("book", t=-1),
+    lambda: tumble.render("book", size=(321, 240)),
+    lambda: tumble.render("book", view="side"),
+    lambda: tumble.export("book", "clip.avi"),
+    lambda: tumble.export("book", "clip.gif", overlay=["time", "date"]),
+    lambda: tumble.fit([]),
+    lambda: tumble.simulate("book").to_csv("x.txt"),
+])
+def test_every_bad_value_is_a_parameter_error(tmp_path, monkeypatch, call):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(tumble.ParameterError) as err:
+        call()
+    assert isinstance(err.value, ValueError) and "\n" not in str(err.value) and " must " in str(err.value)
+    assert list(tmp_path.iterdir()) == []
