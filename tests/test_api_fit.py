@@ -104,3 +104,26 @@ def test_fit_and_predict_commands_call_the_api(session, fitted, tmp_path, monkey
     monkeypatch.setattr(api, name, lambda *a, **k: calls.append(a) or original(*a, **k))
     assert main([a.format(session=session, fit=path) for a in argv]) == 0
     assert len(calls) == 1
+
+
+def test_fit_and_predict_take_no_gui_or_plotting_modules(session):
+    import subprocess
+    import sys
+    import textwrap
+
+    from cli_run import ROOT
+
+    code = textwrap.dedent("""
+        import sys
+        import tumble
+        fit = tumble.fit(sys.argv[1], axes="fit")
+        tumble.predict(fit, sys.argv[1])
+        fit.scenario(), fit.to_dict(), fit.summary()
+        heavy = sorted({m.split(".")[0] for m in sys.modules} & {"PyQt5", "vtk", "vtkmodules", "pyvista",
+                                                                  "pyvistaqt", "pyqtgraph", "matplotlib"})
+        print(",".join(heavy) or "none")
+    """)
+    res = subprocess.run([sys.executable, "-c", code, str(session)], cwd=ROOT, capture_output=True, text=True,
+                         timeout=600)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "none"
