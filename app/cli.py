@@ -15,6 +15,7 @@ import re
 import sys
 
 from .cli_export import UsageError, add_export_parser, cmd_export
+from .cli_throws import THROW_COMMANDS, add_throw_parsers
 from .cli_support import (
     ProgressBar,
     check_out,
@@ -135,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--screenshot", metavar="FILE", help="save a PNG of the window and exit")
     g.add_argument("--quit-after", type=nonnegative("--quit-after"), metavar="S",
                    help="seconds of wall time before the screenshot/exit")
-    add_fit_parsers(sub)
+    add_throw_parsers(sub)
     return p
 
 
@@ -151,57 +152,16 @@ def _load_scenario(arg):
 def cmd_simulate(args) -> int:
     import numpy as np
 
-    from .physics import diagnostics
-    from .physics.analysis import predicted_flip_period
-    from .physics.errors import ParameterError
-    from .physics.integrators import REGISTRY, check_run_size, integrator_info, simulate
-    from .simulation.table import POINT_GROUPS, check_finite, check_outputs, parse_outputs, trajectory_table, write_table
+    from .api import simulate
+    from .simulation.table import write_table
 
     out = check_out(args.out, (".csv", ".npz"))
-    outputs = parse_outputs(args.outputs)
-    point = None
-    if args.point is not None:
-        point = parse_point(args.point)
-        if not any(g in outputs for g in POINT_GROUPS):
-            raise ParameterError("--point", args.point,
-                                 "come with a point output in --outputs (Position, Velocity, ...)")
-    sc = with_solver_flags(_load_scenario(args.scenario), args)
-    check_outputs(sc, outputs)
-    solver = sc.solver
-    if args.sample is not None and args.sample > solver.duration:
-        raise ParameterError("--sample", args.sample, f"be <= the duration ({solver.duration:g} s)")
-    if args.sample is not None and integrator_info(solver.integrator).fixed_step:
-        # the rows are the integrator's own states: a sample between two steps, or a
-        # step shrunk to fit the samples, would not be the run the summary describes
-        ratio = args.sample / solver.dt
-        if round(ratio) < 1 or abs(ratio - round(ratio)) > 1e-9 * ratio:
-            raise ParameterError("--sample", args.sample, f"be a whole multiple of dt ({solver.dt:g} s) for "
-                                 f"{solver.integrator} (only {' and '.join(i.name for i in REGISTRY if not i.fixed_step)} "
-                                 "sample anywhere)")
-    given = {k for k in ("dt", "duration") if getattr(args, k) is not None}
-    check_run_size(solver.integrator, solver.dt, solver.duration, args.sample,
-                   blame="duration" if given == {"duration"} else "step",
-                   names={"sample": "--sample", **{k: f"--{k}" if k in given else f"solver.{k}"
-                                                  for k in ("dt", "duration")}})
     with ProgressBar("simulate") as bar:
-        traj = simulate(sc.model, sc.initial_state, solver.integrator, solver.dt, solver.duration,
-                        sample=args.sample, progress=bar, **solver.options)
-    table = trajectory_table(sc, traj, outputs, point)
-    check_finite(table)
-    write_table(out, table)
-    d = diagnostics.diagnose(sc.rigid_body, sc.gravity, traj)
-    flips = diagnostics.flip_times(sc.rigid_body, traj.t, traj.w)
-    period = predicted_flip_period(sc.rigid_body, sc.angular_velocity)
-    print(f"{sc.name}: {solver.integrator}, dt = {solver.dt:g} s, {solver.duration:g} s simulated, {len(traj)} samples")
-    print("| quantity | value |")
-    print("|---|---|")
-    print(f"| flips (intermediate-axis reversals) | {len(flips)} |")
-    print(f"| predicted flip period (s) | {'-' if period is None else f'{period:.6f}'} |")
-    print(f"| observed mean flip period (s) | {np.mean(np.diff(flips)):.6f} |" if len(flips) > 1 else "| observed mean flip period (s) | - |")
-    print(f"| max relative energy drift | {np.max(np.abs(d.E_drift)):.3e} |")
-    print(f"| max relative world-L drift | {np.max(d.L_drift):.3e} |")
-    print(f"| max relative |L| drift | {np.max(np.abs(d.L_norm_drift)):.3e} |")
-    if np.any(np.asarray(sc.rigid_body.center_of_mass) != 0):
+        run = simulate(args.scenario, integrator=args.integrator, dt=args.dt, duration=args.duration,
+                       sample=args.sample, outputs=args.outputs, point=args.point, progress=bar)
+    write_table(out, run.columns)
+    print(run.summary())
+    if np.any(np.asarray(run.scenario.rigid_body.center_of_mass) != 0):
         print("columns c*, v* describe the centre of mass; the body's reference point is at "
               "-center_of_mass from it (use --outputs Position --point 0,0,0 for the reference point)")
     print(f"wrote {out}")
@@ -209,9 +169,9 @@ def cmd_simulate(args) -> int:
 
 
 def cmd_presets(args) -> int:
-    from .scenario import presets
+    from .api import presets
 
-    rows = presets()
+    rows = list(presets().items())
     if not rows:
         from .scenario.files import PRESETS_DIR
 
@@ -224,11 +184,11 @@ def cmd_presets(args) -> int:
 
 
 def cmd_inspect(args) -> int:
-    from .scenario.inspection import inspect_dict, inspect_text
+    from .api import inspect
+    from .scenario.inspection import inspect_text
 
-    sc = _load_scenario(args.scenario)
-    info = inspect_dict(sc)
-    print(json.dumps(info) if args.json else inspect_text(sc.name, info))
+    info = inspect(args.scenario)
+    print(json.dumps(info) if args.json else inspect_text(info["name"], info))
     return EXIT_OK
 
 
@@ -268,27 +228,13 @@ def cmd_bench(args) -> int:
 
 
 def cmd_stability(args) -> int:
-    import numpy as np
-
-    from .physics.errors import ParameterError
-    from .simulation.stability import DEFAULT_DIRECTIONS, DEFAULT_DURATION, stability_map, write_npz, write_png
+    from .api import stability_map
+    from .simulation.stability import write_npz, write_png
 
     out = check_out(args.out, (".npz", ".png"))
-    sc = _load_scenario(args.scenario)
-    omega_norm = float(np.linalg.norm(sc.angular_velocity))
-    if omega_norm == 0:
-        raise ParameterError(f"initial.angular_velocity of {sc.name!r}", [0, 0, 0],
-                             "be non-zero for a stability map (its magnitude sets the spin rate)")
-    directions = DEFAULT_DIRECTIONS if args.directions is None else args.directions
-    duration = DEFAULT_DURATION if args.duration is None else args.duration
-    blame = "directions" if args.directions is not None and args.duration is None else "duration"
-    try:
-        with ProgressBar("stability") as bar:
-            smap = stability_map(sc.rigid_body, omega_norm, directions, duration, progress=bar, blame=blame)
-    except ParameterError as err:
-        if err.field in ("directions", "duration"):  # the flags' own names
-            raise ParameterError(f"--{err.field}", err.value, err.rule) from None
-        raise
+    with ProgressBar("stability") as bar:
+        sc, smap = stability_map(args.scenario, args.directions, args.duration, progress=bar)
+    directions, duration, omega_norm = len(smap.wander), smap.duration, smap.omega_norm
     if out.suffix.lower() == ".png":
         write_png(smap, out, title=f"{sc.name}: stability map, |ω| = {omega_norm:.4g} rad/s, "
                                    f"{duration:g} s, {directions} directions")
@@ -321,68 +267,7 @@ COMMANDS = {
 }
 
 
-# ------------------------------------------------------------------ fit: gyroscope recordings of throws
-
-
-def add_fit_parsers(sub) -> None:
-    """``tumble fit`` and ``tumble fit-bench`` (the logic lives in :mod:`app.throws`)."""
-    f = sub.add_parser("fit", help="fit inertia ratios and air drag to gyroscope recordings of throws")
-    f.add_argument("recordings", nargs="+", metavar="RECORDING",
-                   help="a phyphox folder or .zip, or a CSV file (time and three rates); several are fitted together")
-    f.add_argument("--flights", default="auto", metavar="auto|START:END,...",
-                   help="auto (default) finds the free flights; START:END windows (s, recording time) "
-                        "restrict the search, each still trimmed to its free part")
-    f.add_argument("--drag", default="quadratic", metavar="none|linear|quadratic",
-                   help="the drag torque per sensor axis: none, linear -c w, quadratic -c |w| w (default)")
-    f.add_argument("--axes", default="sensor", metavar="sensor|fit",
-                   help="sensor: the principal axes are the sensor's (default); fit: a small rotation between them")
-    f.add_argument("--inertia-scale", type=positive("--inertia-scale"), default=1.0, metavar="KGM2",
-                   help="the largest principal moment (kg m^2, default 1): scales the inertia and drag reported")
-    f.add_argument("--json", action="store_true", help="print one JSON object")
-    f.add_argument("--out", metavar="FIT.toml", help="a scenario that replays the first flight")
-    f.add_argument("--plot", metavar="FIT.png", help="measured rates over the fitted curves, per flight")
-    b = sub.add_parser("fit-bench", help="the throw fit's figures on synthetic recordings: recovery, speed, prediction")
-    b.add_argument("--seed", type=whole("--seed", 0, 2**31 - 1), default=2026, help="random seed (default 2026)")
-    b.add_argument("--json", action="store_true", help="print the figures as one JSON object")
-
-
-def cmd_fit(args) -> int:
-    from .throws.fit import fit_paths
-    from .throws.report import flight_scenario, summary, write_plot
-
-    out = check_out(args.out, (".toml",)) if args.out else None
-    plot = check_out(args.plot, (".png",), "--plot") if args.plot else None
-    bar = ProgressBar("fit")
-    _, result = fit_paths(args.recordings, args.flights, args.drag, args.axes,
-                          progress=lambda fraction, note: bar(fraction, note))
-    bar.close()
-    scenario = flight_scenario(result, 0, args.inertia_scale) if out else None  # validated before any write
-    if args.json:
-        print(json.dumps(result.to_json(args.inertia_scale), allow_nan=False))
-    else:
-        print(summary(result, args.inertia_scale))
-    said = sys.stderr if args.json else sys.stdout
-    if out:
-        from .scenario import save
-
-        save(scenario, out)
-        print(f"wrote {out}", file=said)
-    if plot:
-        write_plot(result, plot)
-        print(f"wrote {plot}", file=said)
-    return EXIT_OK
-
-
-def cmd_fit_bench(args) -> int:
-    from .throws.bench import run_fit_bench
-
-    figures = run_fit_bench(seed=args.seed, say=lambda line: print(line, flush=True) if not args.json else None)
-    if args.json:
-        print(json.dumps(figures, allow_nan=False))
-    return EXIT_OK
-
-
-COMMANDS.update({"fit": cmd_fit, "fit-bench": cmd_fit_bench})
+COMMANDS.update(THROW_COMMANDS)
 
 
 def main(argv=None) -> int:

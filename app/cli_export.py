@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .cli_support import ProgressBar, number_flag, positive, with_solver_flags
+from .cli_support import ProgressBar, number_flag, positive
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
@@ -51,7 +51,6 @@ def add_export_parser(sub, integrator, integrator_help) -> None:
     e.add_argument("--progress-json", action="store_true", help=argparse.SUPPRESS)
 
 
-EXPORT_OVERLAYS = ("time", "flips", "title", "legend", "ghost")
 #: what ``tumble export`` draws over the scene unless told: the colour key included (the main
 #: and Poinsot exports drew theirs before; now every view does, at every size)
 DEFAULT_OVERLAY = "time,flips,title,legend"
@@ -78,70 +77,17 @@ def cmd_export(args) -> int:
     import time
 
     t_begin = time.perf_counter()
-    from .export import (
-        DATA_FORMATS,
-        EncodeError,
-        ExportCancelled,
-        ExportSettings,
-        Overlay,
-        export_data,
-        parse_size,
-        plan_export,
-    )
+    from .api_draw import export_result
+    from .export import EncodeError, ExportCancelled, parse_size
     from .export.protocol import JsonProgress, StdinCancel, sigterm_as_interrupt
     from .physics.errors import ParameterError, shorten
-    from .scenario import load
     from .views import get_view
 
-    shown = {item.strip() for item in args.overlay.split(",")}
-    if shown == {"none"}:
-        shown = set()
-    if not shown <= set(EXPORT_OVERLAYS):
-        raise ParameterError("--overlay", args.overlay, f"be a comma list of {', '.join(EXPORT_OVERLAYS)}, or none")
-    spec = get_view(args.view)
-    options = _view_options(args, spec)
-    if spec.name == "compare" and args.integrator is not None:
-        raise UsageError(f"--integrator must not be used with --view compare (use --integrators A B), "
-                         f"got {args.integrator!r}")
-    sc = with_solver_flags(load(args.scenario), args, ("integrator", "dt"))
-    title = None if "title" not in shown else (args.title if args.title is not None else "")
+    options = _view_options(args, get_view(args.view))
     try:
-        settings = ExportSettings(
-            out=args.out, fps=args.fps, duration=args.duration, start=args.start, speed=args.speed,
-            size=None if args.size is None else parse_size(args.size), with_plots=args.with_plots,
-            overlay=Overlay(time="time" in shown, flips="flips" in shown, title=title, legend="legend" in shown,
-                            ghost="ghost" in shown))
-        plan = plan_export(sc, settings)
+        size = None if args.size is None else parse_size(args.size)
     except ParameterError as err:
         raise UsageError(f"--{err}") from None
-    if plan.format in DATA_FORMATS.values() and spec.name != "main":
-        raise ParameterError("--out", args.out, f"end in .mp4, .gif or .png with --view {spec.name}")
-    if spec.name == "compare" and args.dt is not None and "dts" not in options:
-        options["dts"] = (args.dt, args.dt)
-    try:
-        runs = spec.runs(sc, options)
-    except ParameterError as err:
-        if err.field.startswith("-"):  # named by the view's own option
-            raise
-        raise UsageError(f"--{'dts' if err.field.endswith('dt') else 'integrators'}: {err}") from None
-    if "ghost" in shown:
-        from .export.exporter import check_ghost
-
-        try:
-            check_ghost(runs)
-        except ParameterError as err:
-            raise UsageError(f"--{err}") from None
-
-    def animate(_scenario, plan, progress=None, cancel=None):
-        from .export.exporter import export
-
-        return export(spec, runs, plan, progress=progress, cancel=cancel, options=options)
-
-    if plan.format in DATA_FORMATS.values():
-        with ProgressBar("export") as bar:
-            path, rows = export_data(sc, settings, progress=lambda fraction: bar(fraction, "simulating"))
-        print(f"wrote {path}" + (f" ({rows} rows, one per frame at {plan.fps} fps)" if rows else ""))
-        return EXIT_OK
 
     json_progress = JsonProgress() if args.progress_json else None
     first_frame = []
@@ -157,14 +103,24 @@ def cmd_export(args) -> int:
 
     try:
         with ProgressBar("export") as bar, sigterm_as_interrupt():
-            result = animate(sc, plan, progress=progress, cancel=StdinCancel() if args.progress_json else None)
+            result = export_result(
+                args.scenario, args.out, view=args.view, duration=args.duration, fps=args.fps, size=size,
+                speed=args.speed, overlay=args.overlay, with_plots=args.with_plots, start=args.start,
+                title=args.title, integrator=args.integrator, dt=args.dt, options=options, progress=progress,
+                cancel=StdinCancel() if args.progress_json else None,
+                data_progress=lambda fraction: bar(fraction, "simulating"))
     except ExportCancelled:
         print("tumble: export cancelled, nothing written", file=sys.stderr)
         return EXIT_FAILED
     except EncodeError as err:
         print(f"tumble: error: {shorten(str(err), 300)} (nothing written)", file=sys.stderr)
         return EXIT_FAILED
+    if isinstance(result, tuple):  # data: the trajectory or the scenario
+        path, rows, plan = result
+        print(f"wrote {path}" + (f" ({rows} rows, one per frame at {plan.fps} fps)" if rows else ""))
+        return EXIT_OK
     wall = time.perf_counter() - t_begin
+    plan = result.plan
     (w, h), paths = plan.size, result.paths
     where = str(paths[0]) if len(paths) == 1 else f"{paths[0]} ... {paths[-1].name}"
     print(f"wrote {where}: {result.frames} frames, {w}x{h}, {plan.fps} fps, {plan.duration:g} s "

@@ -70,6 +70,11 @@ class ParameterError(ValueError):
         super().__init__(f"{shorten(field, MAX_FIELD_CHARS)} must {shorten(rule, 4 * MAX_FIELD_CHARS)}, "
                          f"got {format_value(value)}")
 
+    def __reduce__(self):  # pickles (across a process pool) with its three parts
+        if type(self).__init__ is not ParameterError.__init__:  # a subclass built otherwise
+            return super().__reduce__()
+        return (type(self), (self.field, self.value, self.rule))
+
     def prefixed(self, prefix: str) -> "ParameterError":
         """The same error with ``prefix.`` in front of the field name."""
         return ParameterError(f"{prefix}.{self.field}" if prefix else self.field, self.value, self.rule)
@@ -83,3 +88,6 @@ class DivergenceError(RuntimeError):
         self.step = step
         self.reason = reason
         super().__init__(f"simulation diverged at t = {t:.6g} s (step {step}): {reason}")
+
+    def __reduce__(self):  # pickles (across a process pool) with its three parts
+        return (type(self), (self.t, self.step, self.reason))

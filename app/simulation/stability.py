@@ -3,7 +3,8 @@
 API (for ``tumble stability`` and the GUI's stability view)::
 
     smap = stability_map(body, omega_norm, n_directions=2000, duration=20.0,
-                         integrator="rk4", dt=None, progress=None)
+                         integrator="rk4", dt=None, progress=None, executor=None)
+    (executor: any concurrent.futures.Executor; the directions are split into chunks over it)
     smap.directions   (N, 3) unit initial spin axes, BODY frame (Fibonacci lattice)
     smap.wander       (N,)  largest angle (rad) between omega(t) and omega(0) over the run
     smap.flip_period  (N,)  predicted time between intermediate-axis reversals (s), NaN where
@@ -195,6 +196,7 @@ def stability_map(
     predict: bool = True,
     min_chunks: int = MIN_CHUNKS,
     blame: str = "duration",
+    executor=None,
 ) -> StabilityMap:
     """Sweep the initial spin axis over the sphere and measure how far omega wanders.
 
@@ -224,6 +226,11 @@ def stability_map(
     blame : str
         ``"duration"`` or ``"directions"``: which one a map past the step budget
         (:data:`app.physics.integrators.MAX_STEPS` body-steps) is refused in the name of.
+    executor : concurrent.futures.Executor, optional
+        Split the directions into chunks (:func:`direction_chunks`) and map them over it (a
+        process pool, a Dask cluster's ``client.get_executor()``); each direction's run is
+        the same arithmetic as in one process, so the map equals the in-process one.
+        ``progress`` is then called as each chunk ends.
 
     Returns
     -------
@@ -253,15 +260,67 @@ def stability_map(
 
     n = int(n_directions)
     directions = fibonacci_sphere(n)
+    plan = _sampling(n, dt, duration, min_chunks)
+    if executor is None:
+        wander = _wander(body, omega_norm, directions, duration, dt, integrator, plan, progress)
+    else:
+        chunks = direction_chunks(n, executor)
+        parts, done = [], 0
+        jobs = executor.map(_wander, *zip(*[(body, omega_norm, directions[chunk], duration, dt, integrator, plan)
+                                             for chunk in chunks]))
+        for chunk, part in zip(chunks, jobs):
+            parts.append(part)
+            done += len(chunk)
+            if progress is not None:
+                progress(done / n)
+        wander = np.concatenate(parts)
+
+    flip_period = np.full(n, np.nan)
+    first_flip = np.full(n, np.nan)
+    if predict:
+        flip_period, first_flip = _predictions(body, omega_norm * directions)
+    return StabilityMap(
+        directions, wander, flip_period, first_flip, moments, axes, float(omega_norm), float(duration),
+        float(dt), integrator, axis_labels(moments),
+    )
+
+
+#: chunks of directions per worker of an executor (a few, so that a slow worker does not
+#: hold up the end); an executor that does not say how many workers it has gets EXECUTOR_CHUNKS
+CHUNKS_PER_WORKER = 2
+EXECUTOR_CHUNKS = 16
+
+
+def direction_chunks(n: int, executor) -> list[np.ndarray]:
+    """Indices of the ``n`` directions split into near-equal consecutive chunks for ``executor``."""
+    workers = getattr(executor, "_max_workers", None)
+    count = EXECUTOR_CHUNKS if not isinstance(workers, int) or workers < 1 else CHUNKS_PER_WORKER * workers
+    return [c for c in np.array_split(np.arange(n), min(n, count)) if len(c)]
+
+
+def _sampling(n: int, dt: float, duration: float, min_chunks: int) -> tuple[int, int]:
+    """(samples of the whole run, samples per batched call) for ``n`` directions. Chunks of
+    directions run with the plan of the whole map, so that their steps and samples are the
+    same as in one process."""
+    every = max(1, int(SAMPLE_ANGLE // STEP_ANGLE))
+    samples_total = max(1, math.ceil(duration / (every * dt) * (1 - 1e-12)))
+    per_chunk = max(1, min(math.ceil(samples_total / max(1, int(min_chunks))),
+                           CHUNK_BYTES // (n * BYTES_PER_SAMPLE)))
+    return samples_total, per_chunk
+
+
+def _wander(body: Body, omega_norm: float, directions: np.ndarray, duration: float, dt: float, integrator: str,
+            plan: tuple[int, int], progress=None) -> np.ndarray:
+    """(n,) largest angle (rad) between omega(t) and omega(0) of each direction, integrated in
+    batched calls of ``plan[1]`` samples each (one process; module-level so that an executor
+    can run it: the compiled kernels are loaded once per worker process)."""
+    n = len(directions)
+    samples_total, per_chunk = plan
+    sample = max(1, int(SAMPLE_ANGLE // STEP_ANGLE)) * dt
     model = compile_model(body)  # torque-free, no gravity
     state = State(
         0.0, np.zeros((n, 3)), np.zeros((n, 3)), np.tile([1.0, 0.0, 0.0, 0.0], (n, 1)), omega_norm * directions
     )
-    every = max(1, int(SAMPLE_ANGLE // STEP_ANGLE))
-    sample = every * dt
-    samples_total = max(1, math.ceil(duration / sample * (1 - 1e-12)))
-    per_chunk = max(1, min(math.ceil(samples_total / max(1, int(min_chunks))),
-                           CHUNK_BYTES // (n * BYTES_PER_SAMPLE)))
     best_cos = np.ones(n)  # running min of cos(angle), i.e. the running max of the angle
     done = 0
     while done < samples_total:
@@ -280,16 +339,7 @@ def stability_map(
             progress(min(1.0, state.t / duration))
     if state.t < duration * (1 - 1e-9):  # pragma: no cover - a map must cover its whole run
         raise RuntimeError(f"stability map stopped at t = {state.t:g} s of {duration:g} s")
-    wander = np.arccos(np.clip(best_cos, -1.0, 1.0))
-
-    flip_period = np.full(n, np.nan)
-    first_flip = np.full(n, np.nan)
-    if predict:
-        flip_period, first_flip = _predictions(body, omega_norm * directions)
-    return StabilityMap(
-        directions, wander, flip_period, first_flip, moments, axes, float(omega_norm), float(duration),
-        float(dt), integrator, axis_labels(moments),
-    )
+    return np.arccos(np.clip(best_cos, -1.0, 1.0))
 
 
 def _predictions(body: Body, omegas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
