@@ -207,6 +207,7 @@ class RecordingDialog(QDialog):
             return
         self._clear_overlay()
         self._follower.watch(window)
+        self._forget_window()
         self.window_ = window
         if window is not None:
             if self.parent() is not window:
@@ -446,9 +447,14 @@ class RecordingDialog(QDialog):
         self.timer.stop()
         self._clear_overlay()
         self._follower.watch(None)
+        self._forget_window()
+        super().closeEvent(event)
+
+    def _forget_window(self) -> None:
+        """Drop the window served until now (and its hold on this dialog)."""
         if self.window_ is not None and getattr(self.window_, DIALOG_ATTRIBUTE, None) is self:
             setattr(self.window_, DIALOG_ATTRIBUTE, None)
-        super().closeEvent(event)
+        self.window_ = None
 
     def reject(self) -> None:  # Esc
         self.close()

@@ -33,4 +33,5 @@ class RecordingDrops(QObject):
 def accept_recording_drops(window) -> None:
     """Let ``window`` (a main window) take recordings dropped on it."""
     window.setAcceptDrops(True)
-    window.installEventFilter(RecordingDrops(window))
+    window.recording_drops = RecordingDrops(window)  # held: the filter's Python override must live on
+    window.installEventFilter(window.recording_drops)
