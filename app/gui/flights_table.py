@@ -9,7 +9,7 @@ the cell's tooltip, so the flip columns stay in view.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +18,7 @@ from PyQt5.QtCore import Qt, pyqtSignal
 from PyQt5.QtGui import QBrush, QColor
 from PyQt5.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
 
+from ..throws.fit import USER_EXCLUDED
 from .theme import MUTED_TEXT
 
 #: columns of the table
@@ -26,48 +27,44 @@ COLUMNS = ("use", "recording", "start\n(s)", "duration\n(s)", "|ω0|\n(rad/s)", 
 RECORDING_COLUMN, NOTE_COLUMN = 1, len(COLUMNS) - 1
 #: width of the recording column (px); longer names are elided in the middle
 RECORDING_WIDTH = 150
-#: what the note says of a flight the user left out
-USER_EXCLUDED = "left out by you"
-#: a flight the user left out is the fit's flight starting within this many seconds of it
-#: (the fit moves a flight's edges by less)
-SAME_FLIGHT_S = 0.2
 
 
 @dataclass(frozen=True)
 class FlightRow:
-    """One row: ``index`` is the flight's index in the fit's result (None for a flight the
-    user left out that the fit never saw); ``included`` whether it was fitted."""
+    """One row: ``index`` is the flight's index in the fit's result; ``included`` whether it
+    was fitted, ``by_user`` whether the user left it out."""
 
     recording: str
     rec_index: int
     start: float
     duration: float
-    index: int | None
+    index: int
     included: bool
     omega: float | None = None
     rms: float | None = None
     flip_measured: float | None = None
     flip_fitted: float | None = None
     note: str = ""
+    by_user: bool = False
 
     @property
     def key(self) -> tuple[int, float]:
-        """(recording index, start) naming the flight to the fit."""
-        return self.rec_index, self.start
+        """(recording index, a time inside the flight) naming it to the next fit, whose
+        edges may have moved a little: the middle of the flight."""
+        return self.rec_index, self.start + 0.5 * self.duration
 
 
-def flight_rows(result, left_out=()) -> list[FlightRow]:
-    """The rows of a fit's ``result``: its flights (those it excluded greyed, with the
-    reason), and the flights the user left out that it did not list, in recording order."""
+def flight_rows(result) -> list[FlightRow]:
+    """The rows of a fit's ``result``: every flight it found, those it left out greyed with
+    the reason (the user's choice or a residual far off the others'), in recording order."""
     rows = []
     for k, f in enumerate(result.flights):
-        excluded = bool(getattr(f, "excluded", False))
-        rows.append(FlightRow(f.recording, f.rec_index, f.start, f.duration, k, not excluded,
+        notes = [f.reason] if f.excluded and f.reason else []
+        if f.cut:
+            notes.append(f"cut at the recording's {f.cut}")
+        rows.append(FlightRow(f.recording, f.rec_index, f.start, f.duration, k, not f.excluded,
                               float(np.linalg.norm(f.omega0)), f.rms, f.flip_time_measured, f.flip_time_fitted,
-                              (getattr(f, "reason", None) or "") if excluded else ""))
-    for row in left_out:
-        if not any(r.rec_index == row.rec_index and abs(r.start - row.start) < SAME_FLIGHT_S for r in rows):
-            rows.append(row)
+                              "; ".join(notes), f.excluded and f.reason == USER_EXCLUDED))
     return sorted(rows, key=lambda r: (r.rec_index, r.start))
 
 
@@ -77,7 +74,7 @@ def _fmt(x, digits: int = 3) -> str:
 
 class FlightsTable(QTableWidget):
     """The flights table (GUI thread). ``use_changed(FlightRow, bool)`` when the user ticks or
-    unticks a row; ``flight_selected(int)`` with the result index of a fitted row selected."""
+    unticks a row; ``flight_selected(int)`` with the result index of the flight selected."""
 
     use_changed = pyqtSignal(object, bool)
     flight_selected = pyqtSignal(int)
@@ -129,33 +126,30 @@ class FlightsTable(QTableWidget):
                     cell.setForeground(grey)
                 self.setItem(i, c, cell)
         self._filling = False
-        first = next((i for i, row in enumerate(rows) if row.included and row.index is not None), None)
+        first = next((i for i, row in enumerate(rows) if row.included), None)
         if first is not None:
             self.selectRow(first)
 
-    def choices(self) -> tuple[list[FlightRow], list[tuple[int, float]]]:
-        """What the ticks ask of the next fit: (rows to leave out, marked as the user's;
-        (recording index, start) of flights the fit excluded that the user put back)."""
-        left_out, put_back = [], []
+    def choices(self) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
+        """What the ticks ask of the next fit, as its ``exclude`` and ``include``: the flights
+        the user leaves out (unticked now, or before and still), and those the fit excluded
+        on its own that the user puts back."""
+        exclude, include = [], []
         for i, row in enumerate(self.rows):
             ticked = self.item(i, 0).checkState() == Qt.Checked
-            if not ticked and (row.included or row.note == USER_EXCLUDED):
-                left_out.append(replace(row, included=False, index=None, rms=None, flip_fitted=None,
-                                        note=USER_EXCLUDED))
-            elif ticked and not row.included and row.note != USER_EXCLUDED:
-                put_back.append(row.key)
-        return left_out, put_back
+            if not ticked and (row.included or row.by_user):
+                exclude.append(row.key)
+            elif ticked and not row.included and not row.by_user:
+                include.append(row.key)
+        return exclude, include
 
     def clear_rows(self) -> None:
         self.set_rows([])
 
     def selected_index(self) -> int | None:
-        """Result index of the selected row, if it is a fitted flight."""
+        """Result index of the selected row's flight (fitted or not), or None."""
         selected = self.selectionModel().selectedRows()
-        if not selected:
-            return None
-        row = self.rows[selected[0].row()]
-        return row.index if row.included else None
+        return self.rows[selected[0].row()].index if selected else None
 
     def _selection_changed(self) -> None:
         index = self.selected_index()

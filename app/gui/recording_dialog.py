@@ -22,6 +22,7 @@ import numpy as np
 import pyqtgraph as pg
 from PyQt5.QtCore import QEvent, QObject, Qt, QTimer, pyqtSignal
 from PyQt5.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDoubleSpinBox,
@@ -37,7 +38,7 @@ from PyQt5.QtWidgets import (
 
 from ..physics.errors import ParameterError
 from ..scene.style import AXIS_HEX
-from ..throws.fit import AXES_MODES, fit_recordings
+from ..throws.fit import AXES_MODES, fit_recordings, triangle_violation
 from ..throws.recording import read_recording
 from ..throws.report import flight_scenario, write_scenario
 from .file_dialogs import open_recordings_paths, save_path
@@ -76,8 +77,9 @@ class RecordingDialog(QDialog):
         self.paths: list[str] = []
         self.recordings = None
         self.result = None
-        self.left_out: list = []            # FlightRow of each flight the user unticked
-        self.put_back: list = []            # (recording index, start) of excluded flights the user ticked
+        self.unphysical: str | None = None  # the sentence saying the fitted ratios break the triangle inequality
+        self.exclude: list = []             # (recording index, time) of flights the user leaves out
+        self.include: list = []             # ... and of flights the fit excluded that the user puts back
         self.job: RecordingJob | None = None
         self._pending: list[str] | None = None  # paths opened while a job ran: started when it stops
         self._overlay: list = []
@@ -130,6 +132,12 @@ class RecordingDialog(QDialog):
         self.hint.setObjectName("hint")
         self.hint.setWordWrap(True)
         bottom.addWidget(self.hint, 1)
+        self.keep_unphysical = QCheckBox("keep unphysical ratios")
+        self.keep_unphysical.setToolTip("Save ratios that break the triangle inequality anyway "
+                                        "(tumble fit --allow-unphysical); no rigid body has them")
+        self.keep_unphysical.setVisible(False)
+        self.keep_unphysical.toggled.connect(self._update_save)
+        bottom.addWidget(self.keep_unphysical)
         self.save_button = QPushButton("Save as scenario…")
         self.save_button.setToolTip("A scenario that replays the selected flight (tumble simulate / tumble gui)")
         self.save_button.clicked.connect(self._save_dialog)
@@ -245,7 +253,7 @@ class RecordingDialog(QDialog):
             return
         self.paths = paths
         self.recordings = None
-        self.left_out, self.put_back = [], []
+        self.exclude, self.include = [], []
         self._clear_result()
         self.path_label.setText(", ".join(Path(p).name for p in self.paths))
         self.path_label.setToolTip("\n".join(self.paths))
@@ -262,11 +270,11 @@ class RecordingDialog(QDialog):
             return
         drag, axes = self.drag_combo.currentText(), self.axes_combo.currentText()
         if self.result is not None:
-            self.left_out, self.put_back = self.table.choices()
-        exclude = [row.key for row in self.left_out]
+            self.exclude, self.include = self.table.choices()
+        exclude, include = list(self.exclude), list(self.include)
 
         def fit(recordings, progress, cancel):
-            return fit_recordings(recordings, None, drag, axes, progress, cancel, exclude)
+            return fit_recordings(recordings, None, drag, axes, progress, cancel, exclude, include)
 
         self.job = RecordingJob(self.paths, fit, self.recordings, self.reader)
         self.job.start()
@@ -309,7 +317,7 @@ class RecordingDialog(QDialog):
         if kind == "done":
             self.recordings, self.result = value
             self.progress.setValue(1000)
-            self._say(f"{len(self.result.flights)} flights fitted in {self.result.seconds:.2f} s", MUTED_TEXT)
+            self._say(_fitted_text(self.result), MUTED_TEXT)
             self._show_result()
             self.fit_finished.emit(self.result)
         elif kind == "cancelled":
@@ -331,7 +339,7 @@ class RecordingDialog(QDialog):
 
     def _clear_result(self) -> None:
         """Nothing of the last recording stays on screen as if it were current."""
-        self.result = None
+        self.result = self.unphysical = None
         self.ratios_label.setText("")
         self.table.clear_rows()
         for k in range(3):
@@ -340,6 +348,8 @@ class RecordingDialog(QDialog):
         self._clear_flip_lines()
         self._clear_overlay()
         self.save_button.setEnabled(False)
+        self.keep_unphysical.setChecked(False)
+        self.keep_unphysical.setVisible(False)
 
     def _show_result(self) -> None:
         r = self.result
@@ -352,8 +362,18 @@ class RecordingDialog(QDialog):
             text += f"   axes turned {r.rotation_deg:.2f}°"
         text += f"   median rms/|ω0| {r.rms_relative:.4f}"
         self.ratios_label.setText(text)
-        self.table.set_rows(flight_rows(r, self.left_out))
-        self.save_button.setEnabled(self.table.selected_index() is not None)
+        self.unphysical = triangle_violation(r.moments)
+        self.keep_unphysical.setChecked(False)
+        self.keep_unphysical.setVisible(self.unphysical is not None)
+        if self.unphysical:  # the command line's sentence; saving them takes the box ticked
+            self._say(self.unphysical, ERROR_TEXT)
+        self.table.set_rows(flight_rows(r))
+        self._update_save()
+
+    def _update_save(self) -> None:
+        """Save needs a flight, and ratios a body can have unless the user keeps them."""
+        self.save_button.setEnabled(self.selected_flight() is not None
+                                    and (self.unphysical is None or self.keep_unphysical.isChecked()))
 
     def _use_changed(self, _row, _on: bool) -> None:
         self._say("press Fit to fit the ticked flights", MUTED_TEXT)
@@ -375,7 +395,7 @@ class RecordingDialog(QDialog):
                 line = pg.InfiniteLine(pos=flip, angle=90, pen=pg.mkPen("#f5e663", width=1, style=style))
                 self.plot.addItem(line, ignoreBounds=True)
                 self.flip_lines.append(line)
-        self.save_button.setEnabled(True)
+        self._update_save()
         self._replay(index)
         self.flight_shown.emit(index)
 
@@ -389,7 +409,8 @@ class RecordingDialog(QDialog):
         window = self.window_
         if window is None:
             return
-        scenario = flight_scenario(self.result, index, self.scale_box.value())
+        # the window shows the flight even with unphysical ratios; saving them is what is refused
+        scenario = flight_scenario(self.result, index, self.scale_box.value(), allow_unphysical=True)
         window.panel.set_scenario(scenario)
         window.apply_scenario(scenario)
         window.window_combo.setCurrentText("all")  # a flight lasts about a second: show all of it
@@ -413,7 +434,9 @@ class RecordingDialog(QDialog):
         self._overlay = []
 
     def _save_dialog(self) -> None:
-        index = self.selected_flight() or 0
+        index = self.selected_flight()
+        if index is None:
+            return
         f = self.result.flights[index]
         default = f"{Path(f.recording).stem or 'throw'}-fit.toml"
         path, _ = save_path(self, "Save as scenario", default, "Scenario (*.toml)")
@@ -425,7 +448,8 @@ class RecordingDialog(QDialog):
         failure is one line in the status naming the path and the reason (None returned)."""
         index = self.selected_flight() if index is None else index
         try:
-            write_scenario(self.result, path, self.scale_box.value(), index or 0)
+            write_scenario(self.result, path, self.scale_box.value(), index,
+                           allow_unphysical=self.keep_unphysical.isChecked())
         except OSError as err:
             self._say(f"not saved: {path}: {err.strerror or err}", ERROR_TEXT)
             return None
@@ -482,6 +506,13 @@ class _WindowFollower(QObject):
         if watched is self.window and event.type() == QEvent.Close:
             self.dialog.close()
         return False
+
+
+def _fitted_text(result) -> str:
+    """"4 flights fitted, 1 excluded, in 1.20 s"."""
+    fitted, out = len(result.fitted), len(result.flights) - len(result.fitted)
+    text = f"{fitted} flight{'s' if fitted != 1 else ''} fitted"
+    return text + (f", {out} excluded" if out else "") + f", in {result.seconds:.2f} s"
 
 
 def open_for(window) -> RecordingDialog:

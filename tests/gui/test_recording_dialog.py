@@ -64,9 +64,9 @@ def test_import_fits_lists_flights_and_replays_one(open_window, qtbot, recording
     dialog.table.item(1, 0).setCheckState(Qt.Unchecked)
     with qtbot.waitSignal(dialog.fit_finished, timeout=FIT_MS) as refitted:
         dialog.start_fit()
-    assert len(refitted.args[0].flights) == len(throws) - 1
+    assert len(refitted.args[0].fitted) == len(throws) - 1 and len(refitted.args[0].flights) == len(throws)
     assert dialog.table.rowCount() == len(throws)
-    assert dialog.table.item(1, 8).text() == "left out by you"
+    assert dialog.table.item(1, 8).text() == "excluded by the user"
     assert dialog.table.item(1, 0).checkState() == Qt.Unchecked
     dialog.close()
     assert not [item for item in window.plots.w_plot.items if item in overlay]
