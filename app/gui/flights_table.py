@@ -68,7 +68,33 @@ def flight_rows(result) -> list[FlightRow]:
     return sorted(rows, key=lambda r: (r.rec_index, r.start))
 
 
-def _fmt(x, digits: int = 3) -> str:
+def setup_table(table: QTableWidget, columns, name_column: int) -> None:
+    """Headers, whole-row single selection, read-only cells; columns as wide as their
+    contents but the recording's (``name_column``), which is cut in the middle, and the
+    last, which takes the rest."""
+    table.setHorizontalHeaderLabels(columns)
+    table.setSelectionBehavior(QAbstractItemView.SelectRows)
+    table.setSelectionMode(QAbstractItemView.SingleSelection)
+    table.setEditTriggers(QAbstractItemView.NoEditTriggers)
+    table.setTextElideMode(Qt.ElideMiddle)
+    table.setWordWrap(False)
+    table.verticalHeader().setVisible(False)
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(QHeaderView.ResizeToContents)
+    header.setSectionResizeMode(name_column, QHeaderView.Interactive)
+    header.setStretchLastSection(True)
+    table.setColumnWidth(name_column, RECORDING_WIDTH)
+
+
+def name_cell(path: str) -> QTableWidgetItem:
+    """A recording's cell: its file name (cut in the middle when long), its path as tooltip."""
+    cell = QTableWidgetItem(Path(path).name or str(path))
+    cell.setToolTip(str(path))
+    cell.setTextAlignment(Qt.AlignLeft | Qt.AlignVCenter)
+    return cell
+
+
+def fmt(x, digits: int = 3) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
 
 
@@ -83,18 +109,7 @@ class FlightsTable(QTableWidget):
         super().__init__(0, len(COLUMNS), parent)
         self.rows: list[FlightRow] = []
         self._filling = False
-        self.setHorizontalHeaderLabels(COLUMNS)
-        self.setSelectionBehavior(QAbstractItemView.SelectRows)
-        self.setSelectionMode(QAbstractItemView.SingleSelection)
-        self.setEditTriggers(QAbstractItemView.NoEditTriggers)
-        self.setTextElideMode(Qt.ElideMiddle)
-        self.setWordWrap(False)
-        self.verticalHeader().setVisible(False)
-        header = self.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeToContents)
-        header.setSectionResizeMode(RECORDING_COLUMN, QHeaderView.Interactive)
-        header.setStretchLastSection(True)
-        self.setColumnWidth(RECORDING_COLUMN, RECORDING_WIDTH)
+        setup_table(self, COLUMNS, RECORDING_COLUMN)
         self.setToolTip("Untick a flight and press Fit to leave it out, tick a greyed one to put it back; "
                         "select a fitted one to replay it")
         self.itemSelectionChanged.connect(self._selection_changed)
@@ -112,15 +127,14 @@ class FlightsTable(QTableWidget):
             use.setFlags(Qt.ItemIsUserCheckable | Qt.ItemIsEnabled | Qt.ItemIsSelectable)
             use.setCheckState(Qt.Checked if row.included else Qt.Unchecked)
             self.setItem(i, 0, use)
-            cells = (Path(row.recording).name, f"{row.start:.3f}", f"{row.duration:.3f}", _fmt(row.omega, 2),
-                     _fmt(row.rms, 4), _fmt(row.flip_measured), _fmt(row.flip_fitted), row.note)
+            cells = (row.recording, f"{row.start:.3f}", f"{row.duration:.3f}", fmt(row.omega, 2),
+                     fmt(row.rms, 4), fmt(row.flip_measured), fmt(row.flip_fitted), row.note)
             for c, text in enumerate(cells, start=1):
-                cell = QTableWidgetItem(text)
-                left = c in (RECORDING_COLUMN, NOTE_COLUMN)
-                cell.setTextAlignment((Qt.AlignLeft if left else Qt.AlignRight) | Qt.AlignVCenter)
-                if c == RECORDING_COLUMN:
-                    cell.setToolTip(row.recording)
-                elif c == NOTE_COLUMN and row.note:
+                cell = name_cell(text) if c == RECORDING_COLUMN else QTableWidgetItem(text)
+                if c != RECORDING_COLUMN:
+                    left = c == NOTE_COLUMN
+                    cell.setTextAlignment((Qt.AlignLeft if left else Qt.AlignRight) | Qt.AlignVCenter)
+                if c == NOTE_COLUMN and row.note:
                     cell.setToolTip(row.note)
                 if not row.included:
                     cell.setForeground(grey)

@@ -42,6 +42,8 @@ from ..throws.fit import AXES_MODES, fit_recordings, triangle_violation
 from ..throws.recording import read_recording
 from ..throws.report import flight_scenario, write_scenario
 from .file_dialogs import open_recordings_paths, save_path
+from .predict_tab import PredictTab
+from .rates_plot import MEASURED_FLIP, MODEL_FLIP, RatesPlot
 from .flights_table import FlightsTable, flight_rows
 from .recording_job import RecordingJob
 from .theme import ERROR_TEXT, MUTED_TEXT
@@ -124,6 +126,8 @@ class RecordingDialog(QDialog):
 
         self.tabs = QTabWidget()
         self.tabs.addTab(self._flights_tab(), "Flights")
+        self.predict_tab = PredictTab(self)
+        self.tabs.addTab(self.predict_tab, "Predict")
         lay.addWidget(self.tabs, 1)
 
         bottom = QHBoxLayout()
@@ -187,21 +191,8 @@ class RecordingDialog(QDialog):
         self.table.flight_selected.connect(self.show_flight)
         self.table.use_changed.connect(self._use_changed)
         split.addWidget(self.table)
-        self.plot = pg.PlotWidget()
-        self.plot.setMenuEnabled(False)
-        self.plot.hideButtons()
-        self.plot.showGrid(x=True, y=True, alpha=0.25)
-        for side, label in (("left", "ω (rad/s)"), ("bottom", "t − start (s)")):
-            self.plot.getAxis(side).enableAutoSIPrefix(False)  # no "(x0.001)" after a label in seconds
-            self.plot.setLabel(side, label)
-        self.plot.setTitle("measured (points) and fitted (lines) ω, sensor frame")
-        self.plot.addLegend(offset=(-4, 1), labelTextSize="8pt", colCount=3)
-        self.fit_curves = [self.plot.plot(pen=pg.mkPen(AXIS_HEX[k], width=1.6), name=f"ω{'xyz'[k]}")
-                           for k in range(3)]
-        self.points = [pg.ScatterPlotItem(size=4, pen=None, brush=pg.mkBrush(AXIS_HEX[k])) for k in range(3)]
-        for p in self.points:
-            self.plot.addItem(p)
-        self.flip_lines = []
+        self.plot = RatesPlot("measured (points) and fitted (lines) ω, sensor frame")
+        self.fit_curves, self.points = self.plot.curves, self.plot.points
         split.addWidget(self.plot)
         split.setSizes([660, 520])
         return split
@@ -246,10 +237,10 @@ class RecordingDialog(QDialog):
         """Read recordings (phyphox folders, zips or CSV files) and fit them. What was shown
         of the recordings before is cleared at once; a job running now is cancelled first."""
         paths = [str(p) for p in paths]
-        if self.running:
+        if self.running or self.predict_tab.running:
             self._pending = paths
-            self.job.cancel.set()
-            self._say("stopping the running fit to open " + ", ".join(Path(p).name for p in paths), MUTED_TEXT)
+            (self.job or self.predict_tab.job).cancel.set()
+            self._say("stopping the running job to open " + ", ".join(Path(p).name for p in paths), MUTED_TEXT)
             return
         self.paths = paths
         self.recordings = None
@@ -266,7 +257,7 @@ class RecordingDialog(QDialog):
 
     def start_fit(self) -> None:
         """Fit the recordings (again, without the unticked flights), in the background."""
-        if self.running or not self.paths:
+        if self.running or self.predict_tab.running or not self.paths:
             return
         drag, axes = self.drag_combo.currentText(), self.axes_combo.currentText()
         if self.result is not None:
@@ -292,6 +283,15 @@ class RecordingDialog(QDialog):
     def _busy(self, busy: bool) -> None:
         self.fit_button.setEnabled(not busy and bool(self.paths))
         self.cancel_button.setEnabled(busy)
+        self.predict_tab.predict_button.setEnabled(not busy)
+
+    def set_busy(self, busy: bool) -> None:
+        """The Predict tab's job started (True) or stopped: no fit meanwhile; a recording
+        opened during it opens now."""
+        self.fit_button.setEnabled(not busy and bool(self.paths))
+        if not busy and self._pending is not None:
+            pending, self._pending = self._pending, None
+            self.open_paths(pending)
 
     def _poll(self) -> None:
         """Timer (GUI thread): show the job's progress; take its outcome when it is done."""
@@ -342,10 +342,8 @@ class RecordingDialog(QDialog):
         self.result = self.unphysical = None
         self.ratios_label.setText("")
         self.table.clear_rows()
-        for k in range(3):
-            self.fit_curves[k].setData([], [])
-            self.points[k].setData([], [])
-        self._clear_flip_lines()
+        self.plot.clear_rates()
+        self.predict_tab.clear()
         self._clear_overlay()
         self.save_button.setEnabled(False)
         self.keep_unphysical.setChecked(False)
@@ -386,23 +384,11 @@ class RecordingDialog(QDialog):
         """Plot flight ``index`` here and replay it in the main window with its measured rates."""
         f = self.result.flights[index]
         t = f.t - f.t[0]
-        for k in range(3):
-            self.fit_curves[k].setData(t, f.w_fitted[:, k])
-            self.points[k].setData(t[f.used], f.w_measured[f.used, k])
-        self._clear_flip_lines()
-        for flip, style in ((f.flip_time_measured, Qt.DotLine), (f.flip_time_fitted, Qt.DashLine)):
-            if flip is not None:
-                line = pg.InfiniteLine(pos=flip, angle=90, pen=pg.mkPen("#f5e663", width=1, style=style))
-                self.plot.addItem(line, ignoreBounds=True)
-                self.flip_lines.append(line)
+        self.plot.show_rates(t, f.w_fitted, t[f.used], f.w_measured[f.used],
+                             ((f.flip_time_measured, MEASURED_FLIP), (f.flip_time_fitted, MODEL_FLIP)))
         self._update_save()
         self._replay(index)
         self.flight_shown.emit(index)
-
-    def _clear_flip_lines(self) -> None:
-        for line in self.flip_lines:
-            self.plot.removeItem(line)
-        self.flip_lines = []
 
     def _replay(self, index: int) -> None:
         """The main window runs the flight's scenario; its ω plot gets the measured points."""
@@ -463,11 +449,12 @@ class RecordingDialog(QDialog):
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt API
         """Cancel a running job and join it; take the points off the main window."""
+        self._pending = None
         if self.job is not None:
-            self._pending = None
             self.job.cancel.set()
             self.job.thread.join(JOIN_S)
             self.job = None
+        self.predict_tab.stop_job(cancel=True, join_s=JOIN_S)
         self.timer.stop()
         self._clear_overlay()
         self._follower.watch(None)

@@ -156,7 +156,7 @@ def test_a_bad_file_after_a_fit_clears_it_and_its_error_wraps(open_window, qtbot
     # nothing of the last recording is shown as if it were the bad file's
     assert dialog.table.rowCount() == 0 and dialog.ratios_label.text() == ""
     assert all(len(c.getData()[0] or ()) == 0 for c in dialog.fit_curves)
-    assert all(len(p.data) == 0 for p in dialog.points) and not dialog.flip_lines
+    assert all(len(p.data) == 0 for p in dialog.points) and not dialog.plot.flip_lines
     assert not dialog.save_button.isEnabled() and not dialog.overlay_items
     # the red line wraps inside the dialog
     message = failed.args[0]
