@@ -187,10 +187,19 @@ class RecordingDialog(QDialog):
 
     def _flights_tab(self) -> QWidget:
         split = QSplitter(Qt.Horizontal)
+        left = QWidget()
+        column = QVBoxLayout(left)
+        column.setContentsMargins(0, 0, 0, 0)
         self.table = FlightsTable()
         self.table.flight_selected.connect(self.show_flight)
         self.table.use_changed.connect(self._use_changed)
-        split.addWidget(self.table)
+        column.addWidget(self.table, 1)
+        self.note_label = QLabel("")  # the selected flight's note in full: why it was excluded
+        self.note_label.setObjectName("hint")
+        self.note_label.setWordWrap(True)
+        self.note_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        column.addWidget(self.note_label)
+        split.addWidget(left)
         self.plot = RatesPlot("measured (points) and fitted (lines) ω, sensor frame")
         self.fit_curves, self.points = self.plot.curves, self.plot.points
         split.addWidget(self.plot)
@@ -343,6 +352,7 @@ class RecordingDialog(QDialog):
         self.ratios_label.setText("")
         self.table.clear_rows()
         self.plot.clear_rates()
+        self.note_label.setText("")
         self.predict_tab.clear()
         self._clear_overlay()
         self.save_button.setEnabled(False)
@@ -386,6 +396,9 @@ class RecordingDialog(QDialog):
         t = f.t - f.t[0]
         self.plot.show_rates(t, f.w_fitted, t[f.used], f.w_measured[f.used],
                              ((f.flip_time_measured, MEASURED_FLIP), (f.flip_time_fitted, MODEL_FLIP)))
+        row = self.table.selected_row()
+        self.note_label.setText(f"{Path(f.recording).name} at {f.start:.3f} s: {row.note}" if row and row.note
+                                else "")
         self._update_save()
         self._replay(index)
         self.flight_shown.emit(index)

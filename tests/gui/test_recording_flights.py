@@ -61,6 +61,7 @@ def test_a_flight_the_fit_excluded_is_greyed_with_its_reason_and_can_be_put_back
     with qtbot.waitSignal(dialog.flight_shown, timeout=5000):
         table.selectRow(row)
     assert len(dialog.fit_curves[0].getData()[0]) == len(result.flights[3].t)
+    assert dialog.note_label.text().endswith(result.flights[3].reason)  # in full under the table
     # ticked, it is back in the next fit (the user's word beats the fit's)
     table.item(row, 0).setCheckState(Qt.Checked)
     with qtbot.waitSignal(dialog.fit_finished, timeout=FIT_MS) as refitted:
