@@ -16,9 +16,9 @@ between function evaluations (:mod:`.recording_job`). The job never touches a wi
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-import numpy as np
 import pyqtgraph as pg
 from PyQt5.QtCore import QEvent, QObject, Qt, QTimer, pyqtSignal
 from PyQt5.QtWidgets import (
@@ -243,9 +243,10 @@ class RecordingDialog(QDialog):
             self.open_paths(paths)
 
     def open_paths(self, paths) -> None:
-        """Read recordings (phyphox folders, zips or CSV files) and fit them. What was shown
-        of the recordings before is cleared at once; a job running now is cancelled first."""
-        paths = [str(p) for p in paths]
+        """Read recordings (phyphox folders, zips or CSV files; one given twice counts once)
+        and fit them. What was shown of the recordings before is cleared at once; a job
+        running now is cancelled first."""
+        paths = _once(paths)
         if self.running or self.predict_tab.running:
             self._pending = paths
             (self.job or self.predict_tab.job).cancel.set()
@@ -506,6 +507,16 @@ class _WindowFollower(QObject):
         if watched is self.window and event.type() == QEvent.Close:
             self.dialog.close()
         return False
+
+
+def _once(paths) -> list[str]:
+    """``paths`` as text, each file or folder once (the first spelling kept)."""
+    seen, kept = set(), []
+    for p in map(str, paths):
+        if os.path.realpath(p) not in seen:
+            seen.add(os.path.realpath(p))
+            kept.append(p)
+    return kept
 
 
 def _fitted_text(result) -> str:

@@ -66,7 +66,7 @@ def test_the_real_entry_point_runs_with_a_recording(recording, tmp_path):
 
 def test_the_dialog_opens_over_the_window_the_recording_was_given_to(open_window, qtbot, recording):
     window = open_window("t-handle", paused=True)
-    dialog = open_recordings(window, [recording])
+    dialog = open_recordings(window, [recording, f"{recording}/"])  # one recording given twice counts once
     assert dialog.window_ is window and dialog.isVisible() and dialog.paths == [str(recording)]
     assert open_recordings(window, [recording]) is dialog  # the same dialog: one job for the window
     with qtbot.waitSignal(dialog.fit_finished, timeout=FIT_MS):
