@@ -3,8 +3,9 @@
 Each flight's launch rate is fitted on its first LEAD seconds with a fitted body, then the
 flight is simulated for HORIZON seconds and its first flip compared with the measured one
 (:func:`app.throws.predict.predict_flights`). The body is the dialog's fit (as its FIT.toml
-would hold it) or a FIT.toml; the recordings are the dialog's or others (held-out throws,
-read in a child process like the dialog's). One job at a time, with the dialog's fit too.
+would hold it) or a FIT.toml; the recordings are the dialog's or others (held-out throws).
+The prediction runs in the dialog's worker process (Cancel kills it), one job at a time with
+the dialog's fit.
 """
 
 from __future__ import annotations
@@ -29,20 +30,12 @@ from PyQt5.QtWidgets import (
 
 from ..physics.errors import ParameterError
 from ..scenario import load
-from ..throws.predict import (
-    DEFAULT_HORIZON,
-    DEFAULT_LEAD,
-    MAX_HORIZON,
-    MAX_LEAD,
-    FittedBody,
-    predict_flights,
-    predicted_curve,
-)
+from ..throws.predict import DEFAULT_HORIZON, DEFAULT_LEAD, MAX_HORIZON, MAX_LEAD, FittedBody, predicted_curve
 from ..throws.report import flight_scenario
 from .file_dialogs import open_path, open_recordings_paths
 from .flights_table import fmt, name_cell, setup_table
 from .rates_plot import MEASURED_FLIP, MODEL_FLIP, RatesPlot
-from .recording_job import RecordingJob
+from .recording_job import RecordingJob, predict_job
 from .theme import ERROR_TEXT, MUTED_TEXT
 
 #: how often the tab reads its job (ms)
@@ -82,6 +75,7 @@ class PredictTab(QWidget):
         self.flights: list[dict] = []
         self.body: FittedBody | None = None
         self.recordings: list = []
+        self._given: list | None = None     # the dialog's recordings the running job predicts
         self.horizon = DEFAULT_HORIZON
         self._build()
         self.timer = QTimer(self)
@@ -206,12 +200,10 @@ class PredictTab(QWidget):
         windows, lead, horizon = self.windows_edit.text().strip() or "auto", self.lead_box.value(), \
             self.horizon_box.value()
 
-        def predict(recs, progress, _cancel):
-            progress(0.5, f"predicting from the first {lead:g} s of each flight")
-            return FittedBody.of(scenario), predict_flights(scenario, recs, windows, lead, horizon)
-
         self.horizon = horizon
-        self.job = RecordingJob(paths, predict, recordings, self.dialog.reader)
+        self._given = recordings
+        self.job = predict_job(self.dialog.worker(), paths, recordings, self.dialog.reader, scenario, windows, lead,
+                               horizon)
         self.job.start()
         self.timer.start(POLL_MS)
         self.predict_button.setEnabled(False)
@@ -254,7 +246,8 @@ class PredictTab(QWidget):
         self.stop_job()
         kind, value = outcome
         if kind == "done":
-            self.recordings, (self.body, self.flights) = value
+            read, (self.body, self.flights) = value
+            self.recordings = read if read is not None else self._given
             self._show()
             self.predicted.emit(self.flights)
         elif kind == "cancelled":

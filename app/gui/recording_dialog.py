@@ -2,16 +2,16 @@
 
 Data flow::
 
-    Open recording / drop / tumble gui REC -> open_paths -> RecordingJob (child reads, thread fits)
+    Open recording / drop / tumble gui REC -> open_paths -> fit_job: the worker process reads and fits
     QTimer (dialog, 50 ms) -> progress bar; outcome -> flights table, ratios, omega plot
     a flight chosen        -> the main window runs its scenario (a box of the fitted ratios
                               spun with the flight's initial rate) and shows the measured
                               rates as points on its omega plot
     View > another view    -> the dialog moves to the new window (or closes with the old one)
 
-One job runs at a time: a recording opened while one runs cancels it and starts once it has
-stopped. Reading runs in a child process that Cancel kills; the fit checks the cancel flag
-between function evaluations (:mod:`.recording_job`). The job never touches a widget.
+One job (fit or prediction) runs at a time: a recording opened while one runs cancels it and
+starts once it has stopped. Reading and fitting run in a worker process that Cancel kills at
+once (:mod:`.recording_job`); the job's thread never touches a widget.
 """
 
 from __future__ import annotations
@@ -38,14 +38,14 @@ from PyQt5.QtWidgets import (
 
 from ..physics.errors import ParameterError
 from ..scene.style import AXIS_HEX
-from ..throws.fit import AXES_MODES, fit_recordings, triangle_violation
+from ..throws.fit import AXES_MODES, triangle_violation
 from ..throws.recording import read_recording
 from ..throws.report import flight_scenario, write_scenario
 from .file_dialogs import open_recordings_paths, save_path
 from .predict_tab import PredictTab
 from .rates_plot import MEASURED_FLIP, MODEL_FLIP, RatesPlot
 from .flights_table import FlightsTable, flight_rows
-from .recording_job import RecordingJob
+from .recording_job import RecordingJob, Worker, fit_job
 from .theme import ERROR_TEXT, MUTED_TEXT
 
 #: how often the dialog reads the job's progress (ms)
@@ -83,6 +83,7 @@ class RecordingDialog(QDialog):
         self.exclude: list = []             # (recording index, time) of flights the user leaves out
         self.include: list = []             # ... and of flights the fit excluded that the user puts back
         self.job: RecordingJob | None = None
+        self._worker: Worker | None = None
         self._pending: list[str] | None = None  # paths opened while a job ran: started when it stops
         self._overlay: list = []
         self.resize(1180, 680)
@@ -91,6 +92,7 @@ class RecordingDialog(QDialog):
         self.timer.timeout.connect(self._poll)
         self._follower = _WindowFollower(self)
         self.attach(window)
+        self.worker()  # started now: it imports the fit while the user picks a file
 
     # ------------------------------------------------------------------ layout
 
@@ -265,6 +267,12 @@ class RecordingDialog(QDialog):
     def running(self) -> bool:
         return self.job is not None
 
+    def worker(self) -> Worker:
+        """The worker process that reads and fits (a new one after Cancel killed the last)."""
+        if self._worker is None or not self._worker.alive:
+            self._worker = Worker()
+        return self._worker
+
     def start_fit(self) -> None:
         """Fit the recordings (again, without the unticked flights), in the background."""
         if self.running or self.predict_tab.running or not self.paths:
@@ -274,10 +282,7 @@ class RecordingDialog(QDialog):
             self.exclude, self.include = self.table.choices()
         exclude, include = list(self.exclude), list(self.include)
 
-        def fit(recordings, progress, cancel):
-            return fit_recordings(recordings, None, drag, axes, progress, cancel, exclude, include)
-
-        self.job = RecordingJob(self.paths, fit, self.recordings, self.reader)
+        self.job = fit_job(self.worker(), self.paths, self.recordings, self.reader, drag, axes, exclude, include)
         self.job.start()
         self.timer.start(POLL_MS)
         self._busy(True)
@@ -325,7 +330,8 @@ class RecordingDialog(QDialog):
             self.open_paths(pending)
             return
         if kind == "done":
-            self.recordings, self.result = value
+            read, self.result = value
+            self.recordings = read if read is not None else self.recordings
             self.progress.setValue(1000)
             self._say(_fitted_text(self.result), MUTED_TEXT)
             self._show_result()
@@ -469,6 +475,9 @@ class RecordingDialog(QDialog):
             self.job.thread.join(JOIN_S)
             self.job = None
         self.predict_tab.stop_job(cancel=True, join_s=JOIN_S)
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
         self.timer.stop()
         self._clear_overlay()
         self._follower.watch(None)
