@@ -61,7 +61,7 @@ class Worker:
         :class:`JobFailed` with the task's line, or when the worker stops."""
         try:
             child.write_frame(self.process.stdin.fileno(), (task, args))
-        except OSError:
+        except (OSError, ValueError):  # a broken pipe, or a worker killed before (pipes closed)
             raise JobFailed(self._stopped()) from None
         fd = self.process.stdout.fileno()
         while True:
