@@ -193,7 +193,7 @@ class JointFit:
         if moved == flights:
             return False
         out = [(self.flights[i], self.w0s[i], self.anchors[i], reason) for i, reason in self.left_out.items()]
-        kept_times = [(self.flights[i].recording, self.flights[i].i0) for i in self.keep]
+        kept_times = [(self.flights[i].recording, self.flights[i].i0, self.flights[i].i1) for i in self.keep]
         rows = [(g, w, a, None) for g, w, a in zip(moved, w0s, anchors)] + out
         self._reset(rows, kept_times)
         self._take(self._solve(inertia, drag, None, np.array([self.w0s[i] for i in self.active()])))
@@ -206,7 +206,7 @@ class JointFit:
         self.anchors = [r[2] for r in rows]
         self.left_out = {k: r[3] for k, r in enumerate(rows) if r[3] is not None}
         self.keep = {k for k, r in enumerate(rows)
-                     if any(rec == r[0].recording and r[0].i0 <= i0 < r[0].i1 for rec, i0 in kept_times)}
+                     if any(rec == r[0].recording and i0 < r[0].i1 and r[0].i0 < i1 for rec, i0, i1 in kept_times)}
 
     def add_found(self) -> bool:
         """Add flights the fitted body's torque residual finds apart from every known one;
@@ -227,7 +227,7 @@ class JointFit:
         for g in merge(self.recordings, added):
             rec = self.recordings[g.recording]
             rows.append((g, refit_start(rec, g, start_rate(rec, g.i0, g.i1), inertia, self.drag_model, drag), g, None))
-        kept_times = [(self.flights[i].recording, self.flights[i].i0) for i in self.keep]
+        kept_times = [(self.flights[i].recording, self.flights[i].i0, self.flights[i].i1) for i in self.keep]
         self._reset(rows, kept_times)
         self._take(self._solve(inertia, drag, None, np.array([self.w0s[i] for i in self.active()])))
         return True
