@@ -45,13 +45,19 @@ def check_windows(recordings, windows):
             raise ParameterError("--flights", f"{lo:g}:{hi:g}", f"lie within the recording ({spans})")
 
 
-def find_flights(recordings, windows=None, drag_model="quadratic"):
-    """(flights, inertia guess, drag guess) from the rates alone (see :mod:`.flights`)."""
+def derivatives(recordings) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(smoothed w, dw/dt) of each recording (:func:`~app.throws.flights.smooth_and_derivative`)."""
+    return [fl.smooth_and_derivative(rec.t, rec.w) for rec in recordings]
+
+
+def find_flights(recordings, windows=None, drag_model="quadratic", smoothed=None):
+    """(flights, inertia guess, drag guess) from the rates alone (see :mod:`.flights`);
+    ``smoothed``: the recordings' :func:`derivatives`, if already known."""
     check_windows(recordings, windows)
+    smoothed = derivatives(recordings) if smoothed is None else smoothed
     prepared = []
-    for rec in recordings:
-        smooth, dw = fl.smooth_and_derivative(rec.t, rec.w)
-        fast = np.linalg.norm(rec.w, axis=1) >= fl.MIN_RATE
+    for rec, (smooth, dw) in zip(recordings, smoothed):
+        fast = fl.usable_rate(rec.w)
         unknown = fl.affected_by_clipping(rec.t, rec.saturated)
         usable = fast & ~unknown & fl.smooth_samples(rec.w, smooth)
         if windows is not None:
