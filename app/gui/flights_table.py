@@ -26,7 +26,7 @@ COLUMNS = ("use", "recording", "start\n(s)", "duration\n(s)", "|ω0|\n(rad/s)", 
            "flip measured\n(s)", "flip fitted\n(s)", "note")
 RECORDING_COLUMN, NOTE_COLUMN = 1, len(COLUMNS) - 1
 #: width of the recording column (px); longer names are elided in the middle
-RECORDING_WIDTH = 150
+RECORDING_WIDTH = 130
 
 
 @dataclass(frozen=True)

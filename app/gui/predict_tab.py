@@ -135,7 +135,7 @@ class PredictTab(QWidget):
         split.addWidget(self.table)
         self.plot = RatesPlot("measured (points) and predicted (lines) ω, sensor frame")
         split.addWidget(self.plot)
-        split.setSizes([660, 520])
+        split.setSizes([720, 500])
         lay.addWidget(split, 1)
 
     # ------------------------------------------------------------------ choices

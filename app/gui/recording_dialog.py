@@ -205,7 +205,7 @@ class RecordingDialog(QDialog):
         self.plot = RatesPlot("measured (points) and fitted (lines) ω, sensor frame")
         self.fit_curves, self.points = self.plot.curves, self.plot.points
         split.addWidget(self.plot)
-        split.setSizes([660, 520])
+        split.setSizes([720, 500])
         return split
 
     # ------------------------------------------------------------------ the window it serves
