@@ -32,8 +32,6 @@ from . import recording_child as child
 
 #: how often the job thread looks at the cancel flag while the worker runs (s)
 CANCEL_POLL_S = 0.05
-#: how long closing a worker waits for it to exit after its stdin closes (s)
-EXIT_WAIT_S = 2.0
 
 
 class JobFailed(Exception):
@@ -98,13 +96,7 @@ class Worker:
         self._close_pipes()
 
     def close(self) -> None:
-        """Let the worker finish (its stdin closes), or kill it after EXIT_WAIT_S."""
-        if self.alive:
-            try:
-                self.process.stdin.close()
-                self.process.wait(EXIT_WAIT_S)
-            except (OSError, subprocess.TimeoutExpired):
-                pass
+        """Stop the worker now (it keeps nothing between tasks)."""
         self.kill()
 
     def _close_pipes(self) -> None:
