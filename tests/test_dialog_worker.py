@@ -7,7 +7,7 @@ import threading
 import numpy as np
 import pytest
 
-from tumble.gui.recording_child import MEMORY_BYTES
+from tumble.gui.recording_child import MEMORY_BYTES, fit_task
 from tumble.gui.recording_job import JobFailed, RecordingJob, Worker
 from tumble.physics.errors import ParameterError
 from tumble.throws.edges import FitCancelled
@@ -26,6 +26,11 @@ def refusing_task(*, progress):
 
 def greedy_task(*, progress):
     return np.ones(MEMORY_BYTES // 8 + 1)  # more than the cap, all at once
+
+
+def greedy_reader(path):
+    """A reader that holds far more than the file (as an unbounded one did with a zip bomb)."""
+    return [np.ones(2**27) for _ in range(6)]  # 6 GB
 
 
 def stuck_task(*, progress):
@@ -50,9 +55,18 @@ def test_a_task_reports_progress_and_returns_its_value(worker):
 def test_failures_are_one_line_and_memory_is_capped(worker):
     with pytest.raises(JobFailed, match="^recording must be a CSV file, got 'x.csv'$"):
         worker.run(refusing_task, (), lambda: False, lambda *_: None)
-    with pytest.raises(JobFailed, match="needs more than 4 GB of memory") as failed:
+    with pytest.raises(JobFailed, match="needs more than the worker's 4 GB of memory") as failed:
         worker.run(greedy_task, (), lambda: False, lambda *_: None)
     assert "\n" not in str(failed.value) and worker.alive
+
+
+def test_a_recording_too_big_for_the_memory_is_named(worker, tmp_path):
+    path = tmp_path / "session.csv"
+    path.write_text("t,wx,wy,wz\n")
+    with pytest.raises(JobFailed) as failed:
+        worker.run(fit_task, ([str(path)], None, greedy_reader, "quadratic", "sensor", [], []), lambda: False,
+                   lambda *_: None)
+    assert str(failed.value) == str(ParameterError("recording", str(path), "need at most 4 GB of memory to read and fit"))
 
 
 def test_cancel_kills_the_worker_whatever_it_does(worker):

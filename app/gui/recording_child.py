@@ -77,10 +77,21 @@ def _run(request: bytes, progress):
     except ParameterError as err:
         return "failed", str(err)
     except MemoryError:
-        return "failed", (f"the recording needs more than {MEMORY_BYTES / 2**30:.0f} GB of memory to read and fit; "
-                          "it is refused")
+        return "failed", f"the task needs more than the worker's {MEMORY_BYTES / 2**30:.0f} GB of memory"
     except Exception as err:  # noqa: BLE001 - a bug of ours still ends as one line in the dialog
         return "failed", f"internal error: {err.__class__.__name__}: {err}"
+
+
+@contextlib.contextmanager
+def _memory_named(paths):
+    """A task over ``paths`` that runs out of the worker's memory: one line naming them."""
+    from ..physics.errors import ParameterError
+
+    try:
+        yield
+    except MemoryError:
+        raise ParameterError("recording", ", ".join(map(str, paths)),
+                             f"need at most {MEMORY_BYTES / 2**30:.0f} GB of memory to read and fit") from None
 
 
 def read_all(paths, reader, progress):
@@ -93,14 +104,16 @@ def fit_task(paths, recordings, reader, drag, axes, exclude, include, *, progres
     """(recordings read, or None when given; the fit's result)."""
     from ..throws.fit import fit_recordings
 
-    read = read_all(paths, reader, progress) if recordings is None else None
-    return read, fit_recordings(read or recordings, None, drag, axes, progress, None, exclude, include)
+    with _memory_named(paths):
+        read = read_all(paths, reader, progress) if recordings is None else None
+        return read, fit_recordings(read or recordings, None, drag, axes, progress, None, exclude, include)
 
 
 def predict_task(paths, recordings, reader, scenario, windows, lead, horizon, *, progress):
     """(recordings read, or None when given; (the body, the predicted flights))."""
     from ..throws.predict import FittedBody, predict_flights
 
-    read = read_all(paths, reader, progress) if recordings is None else None
-    progress(0.5, f"predicting from the first {lead:g} s of each flight")
-    return read, (FittedBody.of(scenario), predict_flights(scenario, read or recordings, windows, lead, horizon))
+    with _memory_named(paths):
+        read = read_all(paths, reader, progress) if recordings is None else None
+        progress(0.5, f"predicting from the first {lead:g} s of each flight")
+        return read, (FittedBody.of(scenario), predict_flights(scenario, read or recordings, windows, lead, horizon))
