@@ -13,16 +13,16 @@ its timer (GUI thread) and the job thread never touches a widget.
 
     GUI thread                  job thread                      worker process
     RecordingJob.start() -----> Worker.run(task, args) -------> recording_child.serve:
-    poll: take() progress,        waits on the pipe, looks at      task(*args, progress) reads,
-          outcome                 the cancel flag every 50 ms;     fits or predicts; replies
-    cancel.set() --------------> kills the worker                  progress, then the outcome
+    poll: take() progress,        takes the replies a pipe         task(*args, progress) reads,
+          outcome                 thread reads, looks at the       fits or predicts; replies
+    cancel.set() --------------> cancel flag every 50 ms; kills    progress, then the outcome
 """
 
 from __future__ import annotations
 
 import os
 import pickle
-import select
+import queue
 import subprocess
 import sys
 import threading
@@ -61,27 +61,43 @@ class Worker:
             child.write_frame(self.process.stdin.fileno(), (task, args))
         except (OSError, ValueError):  # a broken pipe, or a worker killed before (pipes closed)
             raise JobFailed(self._stopped()) from None
+        replies: queue.Queue = queue.Queue()
+        pipe = threading.Thread(target=self._read_replies, args=(replies,), name="tumble-fit-pipe", daemon=True)
+        pipe.start()  # blocking reads on a pipe work everywhere; select() on one does not on Windows
+        try:
+            while True:
+                if cancel():
+                    self.kill()
+                    raise FitCancelled()
+                try:
+                    kind, *value = replies.get(timeout=CANCEL_POLL_S)
+                except queue.Empty:
+                    continue
+                if kind == "progress":
+                    report(*value)
+                elif kind == "done":
+                    return value[0]
+                elif kind == "failed":
+                    raise JobFailed(value[0])
+                else:
+                    raise JobFailed(self._stopped())
+        finally:
+            pipe.join()  # it returned with the outcome, or at the end of file of a killed worker
+
+    def _read_replies(self, replies: queue.Queue) -> None:
+        """Pipe thread: the task's replies, until its outcome or the worker's end."""
         fd = self.process.stdout.fileno()
         while True:
-            ready, _, _ = select.select([fd], [], [], CANCEL_POLL_S)
-            if cancel():
-                self.kill()
-                raise FitCancelled()
-            if not ready:
-                continue
             try:
                 frame = child.read_frame(fd)
+                reply = ("stopped",) if frame is None else pickle.loads(frame)
             except (EOFError, OSError):
-                frame = None
-            if frame is None:
-                raise JobFailed(self._stopped())
-            kind, *value = pickle.loads(frame)
-            if kind == "progress":
-                report(*value)
-            elif kind == "done":
-                return value[0]
-            else:
-                raise JobFailed(value[0])
+                reply = ("stopped",)
+            except Exception as err:  # noqa: BLE001 - a reply this side cannot unpickle: still one line
+                reply = ("failed", f"internal error: the worker's reply could not be read: {err.__class__.__name__}")
+            replies.put(reply)
+            if reply[0] != "progress":
+                return
 
     def _stopped(self) -> str:
         self.kill()
