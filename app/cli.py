@@ -249,6 +249,11 @@ def cmd_stability(args) -> int:
 
 def cmd_gui(args) -> int:
     from .gui.launch import run_gui
+    from .gui.recording_open import is_recording, run_gui_on_recording
+
+    if args.scenario is not None and is_recording(args.scenario):  # a recording: the import dialog fits it
+        return run_gui_on_recording([args.scenario], paused=args.paused, view=args.view, screenshot=args.screenshot,
+                                    quit_after=args.quit_after)
 
     if args.quit_after is not None and args.screenshot is None:
         pass  # --quit-after alone: run that long, then exit

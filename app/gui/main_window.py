@@ -30,6 +30,7 @@ from .ghost import ExactGhost
 from .gyro_editor import PartsStatus
 from .panel import ParameterPanel
 from .plots import DEFAULT_WINDOW, PlotsBox, PlotsPanel
+from .recording_drops import accept_recording_drops
 from .shell import STATUS_MESSAGE_MS, ViewWindow
 from .theory_panel import TheoryPanel
 from .window_parts import add_action, legend_html, overlay_label, same_start, show_run_state
@@ -137,6 +138,7 @@ class MainWindow(ViewWindow):
                                       "columns, one row per step, as CSV or NPZ")
         self.import_action = add_action(self, "Import recording…", self.import_recording_dialog, None,
                                         "Fit a gyroscope recording of throws (phyphox or CSV) and replay its flights")
+        accept_recording_drops(self)  # a recording dropped on the window opens the same dialog
         self.view_png_action = add_action(self, "Save 3D view as PNG…", self.save_view_dialog, None,
                                           "Save what the 3D scene shows now, without the panels")
 

@@ -2,98 +2,66 @@
 
 Data flow::
 
-    Open recording / Fit  -> _FitJob (thread): app.throws.fit  -> progress, outcome slots
-    QTimer (dialog, 50 ms) -> progress bar; outcome -> table, ratios, omega plot
+    Open recording / drop / tumble gui REC -> open_paths -> fit_job: the worker process reads and fits
+    QTimer (dialog, 50 ms) -> progress bar; outcome -> flights table, ratios, omega plot
     a flight chosen        -> the main window runs its scenario (a box of the fitted ratios
                               spun with the flight's initial rate) and shows the measured
                               rates as points on its omega plot
+    View > another view    -> the dialog moves to the new window (or closes with the old one)
 
-The fit runs in a plain thread; the dialog reads its progress and outcome from the timer
-(GUI thread) and never lets the thread touch a widget. Cancel sets an event the fit checks
-between function evaluations; closing the dialog cancels and joins the thread.
+One job (fit or prediction) runs at a time: a recording opened while one runs cancels it and
+starts once it has stopped. Reading and fitting run in a worker process that Cancel kills at
+once (:mod:`.recording_job`); the job's thread never touches a widget.
 """
 
 from __future__ import annotations
 
-import threading
+import os
 from pathlib import Path
 
-import numpy as np
 import pyqtgraph as pg
-from PyQt5.QtCore import Qt, QTimer, pyqtSignal
+from PyQt5.QtCore import QEvent, QObject, Qt, QTimer, pyqtSignal
 from PyQt5.QtWidgets import (
-    QAbstractItemView,
+    QCheckBox,
     QComboBox,
     QDialog,
     QDoubleSpinBox,
-    QFileDialog,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QProgressBar,
     QPushButton,
     QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
+    QTabWidget,
     QVBoxLayout,
+    QWidget,
 )
 
 from ..physics.errors import ParameterError
 from ..scene.style import AXIS_HEX
-from ..throws.fit import AXES_MODES, FitCancelled, fit_recordings
+from ..throws.fit import AXES_MODES, triangle_violation
 from ..throws.recording import read_recording
 from ..throws.report import flight_scenario, write_scenario
+from .file_dialogs import open_recordings_paths, save_path
+from .predict_tab import PredictTab
+from .rates_plot import MEASURED_FLIP, MODEL_FLIP, RatesPlot
+from .flights_table import FlightsTable, flight_rows
+from .recording_job import RecordingJob, Worker, fit_job
 from .theme import ERROR_TEXT, MUTED_TEXT
 
-#: how often the dialog reads the fit's progress (ms)
+#: how often the dialog reads the job's progress (ms)
 POLL_MS = 50
-#: how long closing waits for a cancelled fit to stop (s)
+#: how long closing waits for a cancelled job to stop (s)
 JOIN_S = 10.0
-#: columns of the flights table
-COLUMNS = ("use", "recording", "start\n(s)", "duration\n(s)", "|ω0|\n(rad/s)", "rms\n(rad/s)",
-           "flip measured\n(s)", "flip fitted\n(s)")
-
-
-class _FitJob:
-    """One fit in a worker thread. The thread writes only ``progress`` and ``outcome``
-    (under ``lock``); the GUI thread reads them from its timer."""
-
-    def __init__(self, run):
-        self.lock = threading.Lock()
-        self.progress = (0.0, "reading the recording")
-        self.outcome = None                 # ("done", value) | ("failed", text) | ("cancelled", None)
-        self.cancel = threading.Event()
-        self._run = run
-        self.thread = threading.Thread(target=self._main, name="tumble-fit", daemon=True)
-
-    def start(self):
-        self.thread.start()
-
-    def _report(self, fraction, message):
-        """Thread: the fit's progress callback."""
-        with self.lock:
-            self.progress = (fraction, message)
-
-    def _main(self):
-        """Thread: run the fit and leave its outcome."""
-        try:
-            outcome = ("done", self._run(self._report, self.cancel.is_set))
-        except FitCancelled:
-            outcome = ("cancelled", None)
-        except ParameterError as err:
-            outcome = ("failed", str(err))
-        except Exception as err:  # a bug of ours: still one line in the dialog
-            outcome = ("failed", f"internal error: {err.__class__.__name__}: {err}")
-        with self.lock:
-            self.outcome = outcome
+#: the main window's attribute holding its import dialog (one per window, one job at a time)
+DIALOG_ATTRIBUTE = "recording_dialog"
 
 
 class RecordingDialog(QDialog):
-    """Import a recording, fit it, choose a flight. GUI thread only; modeless.
+    """Import recordings, fit them, choose a flight. GUI thread only; modeless.
 
     Signals (GUI thread): ``fit_finished(object)`` with the :class:`~app.throws.fit.FitResult`,
     ``fit_failed(str)`` with the one-line reason, ``fit_cancelled()``, ``flight_shown(int)``
-    with the row of the flight the main window now replays.
+    with the index of the flight the main window now replays.
     """
 
     fit_finished = pyqtSignal(object)
@@ -101,21 +69,30 @@ class RecordingDialog(QDialog):
     fit_cancelled = pyqtSignal()
     flight_shown = pyqtSignal(int)
 
+    #: reads one recording path (in the reading child: a module-level function)
+    reader = staticmethod(read_recording)
+
     def __init__(self, window=None, parent=None):
         super().__init__(parent if parent is not None else window)
         self.setWindowTitle("Import recording: fit a throw")
-        self.window_ = window
+        self.window_ = None
         self.paths: list[str] = []
         self.recordings = None
         self.result = None
-        self.excluded: list[tuple] = []     # (recording index, start, duration) of unticked flights
-        self.job: _FitJob | None = None
+        self.unphysical: str | None = None  # the sentence saying the fitted ratios break the triangle inequality
+        self.exclude: list = []             # (recording index, time) of flights the user leaves out
+        self.include: list = []             # ... and of flights the fit excluded that the user puts back
+        self.job: RecordingJob | None = None
+        self._worker: Worker | None = None
+        self._pending: list[str] | None = None  # paths opened while a job ran: started when it stops
         self._overlay: list = []
-        self._filling = False
-        self.resize(1180, 640)
+        self.resize(1180, 680)
         self._build()
         self.timer = QTimer(self)
         self.timer.timeout.connect(self._poll)
+        self._follower = _WindowFollower(self)
+        self.attach(window)
+        self.worker()  # started now: it imports the fit while the user picks a file
 
     # ------------------------------------------------------------------ layout
 
@@ -123,14 +100,61 @@ class RecordingDialog(QDialog):
         lay = QVBoxLayout(self)
         top = QHBoxLayout()
         self.open_button = QPushButton("Open recording…")
-        self.open_button.setToolTip("A phyphox export (folder or .zip) or a CSV file of time and three rates")
+        self.open_button.setToolTip("phyphox exports (folders or .zip) or CSV files of time and three rates; "
+                                    "several are fitted together")
         self.open_button.clicked.connect(self._browse)
         top.addWidget(self.open_button)
         self.path_label = QLabel("no recording yet")
         self.path_label.setObjectName("hint")
+        self.path_label.setMinimumWidth(1)  # a long path is elided, never widens the dialog
         top.addWidget(self.path_label, 1)
         lay.addLayout(top)
+        lay.addLayout(self._options_row())
 
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 1000)
+        self.progress.setTextVisible(False)
+        self.progress.setMaximumHeight(10)
+        lay.addWidget(self.progress)
+        self.status = QLabel("")
+        self.status.setWordWrap(True)  # an error names a path and a rule: it wraps, never runs off the edge
+        self.status.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        lay.addWidget(self.status)
+        self.ratios_label = QLabel("")
+        self.ratios_label.setObjectName("moments")
+        self.ratios_label.setWordWrap(True)
+        self.ratios_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        lay.addWidget(self.ratios_label)
+
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self._flights_tab(), "Flights")
+        self.predict_tab = PredictTab(self)
+        self.tabs.addTab(self.predict_tab, "Predict")
+        lay.addWidget(self.tabs, 1)
+
+        bottom = QHBoxLayout()
+        self.hint = QLabel("The main window replays the selected flight (plots over all of it); its ω plot "
+                           "shows the measured points.")
+        self.hint.setObjectName("hint")
+        self.hint.setWordWrap(True)
+        bottom.addWidget(self.hint, 1)
+        self.keep_unphysical = QCheckBox("keep unphysical ratios")
+        self.keep_unphysical.setToolTip("Save ratios that break the triangle inequality anyway "
+                                        "(tumble fit --allow-unphysical); no rigid body has them")
+        self.keep_unphysical.setVisible(False)
+        self.keep_unphysical.toggled.connect(self._update_save)
+        bottom.addWidget(self.keep_unphysical)
+        self.save_button = QPushButton("Save as scenario…")
+        self.save_button.setToolTip("A scenario that replays the selected flight (tumble simulate / tumble gui)")
+        self.save_button.clicked.connect(self._save_dialog)
+        self.save_button.setEnabled(False)
+        bottom.addWidget(self.save_button)
+        close = QPushButton("Close")
+        close.clicked.connect(self.close)
+        bottom.addWidget(close)
+        lay.addLayout(bottom)
+
+    def _options_row(self) -> QHBoxLayout:
         opts = QHBoxLayout()
         opts.addWidget(QLabel("drag"))
         self.drag_combo = QComboBox()
@@ -157,86 +181,83 @@ class RecordingDialog(QDialog):
         self.fit_button.setEnabled(False)
         opts.addWidget(self.fit_button)
         self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop reading or fitting now; the last result stays")
         self.cancel_button.clicked.connect(self.cancel_fit)
         self.cancel_button.setEnabled(False)
         opts.addWidget(self.cancel_button)
-        lay.addLayout(opts)
+        return opts
 
-        prog = QHBoxLayout()
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 1000)
-        self.progress.setTextVisible(False)
-        self.progress.setMaximumHeight(10)
-        prog.addWidget(self.progress, 1)
-        self.status = QLabel("")
-        self.status.setMinimumWidth(360)
-        prog.addWidget(self.status)
-        lay.addLayout(prog)
-
-        self.ratios_label = QLabel("")
-        self.ratios_label.setObjectName("moments")
-        self.ratios_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
-        lay.addWidget(self.ratios_label)
-
+    def _flights_tab(self) -> QWidget:
         split = QSplitter(Qt.Horizontal)
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(COLUMNS)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
-        self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
-        self.table.setToolTip("Untick a flight and press Fit to leave it out; select one to replay it")
-        self.table.itemSelectionChanged.connect(self._selection_changed)
-        self.table.itemChanged.connect(self._item_changed)
-        split.addWidget(self.table)
-        self.plot = pg.PlotWidget()
-        self.plot.setMenuEnabled(False)
-        self.plot.hideButtons()
-        self.plot.showGrid(x=True, y=True, alpha=0.25)
-        self.plot.setLabel("left", "ω (rad/s)")
-        self.plot.setLabel("bottom", "t − start (s)")
-        self.plot.setTitle("measured (points) and fitted (lines) ω, sensor frame")
-        self.plot.addLegend(offset=(-4, 1), labelTextSize="8pt", colCount=3)
-        self.fit_curves = [self.plot.plot(pen=pg.mkPen(AXIS_HEX[k], width=1.6), name=f"ω{'xyz'[k]}")
-                           for k in range(3)]
-        self.points = [pg.ScatterPlotItem(size=4, pen=None, brush=pg.mkBrush(AXIS_HEX[k])) for k in range(3)]
-        for p in self.points:
-            self.plot.addItem(p)
-        self.flip_lines = []
+        left = QWidget()
+        column = QVBoxLayout(left)
+        column.setContentsMargins(0, 0, 0, 0)
+        self.table = FlightsTable()
+        self.table.flight_selected.connect(self.show_flight)
+        self.table.use_changed.connect(self._use_changed)
+        column.addWidget(self.table, 1)
+        self.note_label = QLabel("")  # the selected flight's note in full: why it was excluded
+        self.note_label.setObjectName("hint")
+        self.note_label.setWordWrap(True)
+        self.note_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        column.addWidget(self.note_label)
+        split.addWidget(left)
+        self.plot = RatesPlot("measured (points) and fitted (lines) ω, sensor frame")
+        self.fit_curves, self.points = self.plot.curves, self.plot.points
         split.addWidget(self.plot)
-        split.setSizes([660, 520])
-        lay.addWidget(split, 1)
+        split.setSizes([720, 500])
+        return split
 
-        bottom = QHBoxLayout()
-        self.hint = QLabel("The main window replays the selected flight (plots over all of it); its ω plot "
-                           "shows the measured points.")
-        self.hint.setObjectName("hint")
-        bottom.addWidget(self.hint, 1)
-        self.save_button = QPushButton("Save as scenario…")
-        self.save_button.setToolTip("A scenario that replays the selected flight (tumble simulate / tumble gui)")
-        self.save_button.clicked.connect(self._save_dialog)
-        self.save_button.setEnabled(False)
-        bottom.addWidget(self.save_button)
-        close = QPushButton("Close")
-        close.clicked.connect(self.close)
-        bottom.addWidget(close)
-        lay.addLayout(bottom)
+    # ------------------------------------------------------------------ the window it serves
+
+    def attach(self, window) -> None:
+        """Serve ``window`` (a main window): replay flights there, follow it to another view,
+        close with it. The replay is moved there at once."""
+        if window is self.window_:
+            return
+        self._clear_overlay()
+        self._follower.watch(window)
+        self._forget_window()
+        self.window_ = window
+        if window is not None:
+            if self.parent() is not window:
+                shown = self.isVisible()
+                self.setParent(window, self.windowFlags())
+                if shown:
+                    self.show()
+            setattr(window, DIALOG_ATTRIBUTE, self)
+            index = self.table.selected_index()
+            if index is not None and self.result is not None:
+                self._replay(index)
+
+    def _window_switched(self, window) -> None:
+        """View menu: the user now sees ``window``; follow it if it can replay a flight."""
+        if hasattr(window, "panel") and hasattr(window, "plots") and hasattr(window.plots, "w_plot"):
+            self.attach(window)
+        else:
+            self.close()
 
     # ------------------------------------------------------------------ commands
 
     def _browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Open recording", "",
-                                              "Recordings (*.zip *.csv *.txt);;All files (*)")
-        if path:
-            self.open_paths([path])
+        paths = open_recordings_paths(self)
+        if paths:
+            self.open_paths(paths)
 
     def open_paths(self, paths) -> None:
-        """Load recordings (phyphox folders, zips or CSV files) and fit them."""
-        self.paths = [str(p) for p in paths]
+        """Read recordings (phyphox folders, zips or CSV files; one given twice counts once)
+        and fit them. What was shown of the recordings before is cleared at once; a job
+        running now is cancelled first."""
+        paths = _once(paths)
+        if self.running or self.predict_tab.running:
+            self._pending = paths
+            (self.job or self.predict_tab.job).cancel.set()
+            self._say("stopping the running job to open " + ", ".join(Path(p).name for p in paths), MUTED_TEXT)
+            return
+        self.paths = paths
         self.recordings = None
-        self.excluded = []
+        self.exclude, self.include = [], []
+        self._clear_result()
         self.path_label.setText(", ".join(Path(p).name for p in self.paths))
         self.path_label.setToolTip("\n".join(self.paths))
         self.fit_button.setEnabled(True)
@@ -246,59 +267,79 @@ class RecordingDialog(QDialog):
     def running(self) -> bool:
         return self.job is not None
 
+    def worker(self) -> Worker:
+        """The worker process that reads and fits (a new one after Cancel killed the last)."""
+        if self._worker is None or not self._worker.alive:
+            self._worker = Worker()
+        return self._worker
+
     def start_fit(self) -> None:
         """Fit the recordings (again, without the unticked flights), in the background."""
-        if self.running or not self.paths:
+        if self.running or self.predict_tab.running or not self.paths:
             return
-        paths, drag, axes = list(self.paths), self.drag_combo.currentText(), self.axes_combo.currentText()
-        known = self.recordings
-        exclude = [(k, start) for k, start, _ in self.excluded]
+        drag, axes = self.drag_combo.currentText(), self.axes_combo.currentText()
+        if self.result is not None:
+            self.exclude, self.include = self.table.choices()
+        exclude, include = list(self.exclude), list(self.include)
 
-        def run(progress, cancel):
-            recordings = known if known is not None else [read_recording(p) for p in paths]
-            return recordings, fit_recordings(recordings, None, drag, axes, progress, cancel, exclude)
-
-        self.job = _FitJob(run)
+        self.job = fit_job(self.worker(), self.paths, self.recordings, self.reader, drag, axes, exclude, include)
         self.job.start()
         self.timer.start(POLL_MS)
-        self.fit_button.setEnabled(False)
-        self.open_button.setEnabled(False)
-        self.cancel_button.setEnabled(True)
-        self._say("reading the recording", MUTED_TEXT)
+        self._busy(True)
+        self._say("reading the recording" if self.recordings is None else "fitting", MUTED_TEXT)
 
     def cancel_fit(self) -> None:
+        """Stop the running job: the reading child is killed at once, the fit at its next check."""
         if self.job is not None:
+            self._pending = None
             self.job.cancel.set()
             self._say("cancelling…", MUTED_TEXT)
 
+    def _busy(self, busy: bool) -> None:
+        self.fit_button.setEnabled(not busy and bool(self.paths))
+        self.cancel_button.setEnabled(busy)
+        self.predict_tab.predict_button.setEnabled(not busy)
+
+    def set_busy(self, busy: bool) -> None:
+        """The Predict tab's job started (True) or stopped: no fit meanwhile; a recording
+        opened during it opens now."""
+        self.fit_button.setEnabled(not busy and bool(self.paths))
+        if not busy and self._pending is not None:
+            pending, self._pending = self._pending, None
+            self.open_paths(pending)
+
     def _poll(self) -> None:
-        """Timer (GUI thread): show the fit's progress; take its outcome when it is done."""
+        """Timer (GUI thread): show the job's progress; take its outcome when it is done."""
         job = self.job
         if job is None:
             self.timer.stop()
             return
-        with job.lock:
-            (fraction, message), outcome = job.progress, job.outcome
+        (fraction, message), outcome = job.take()
         self.progress.setValue(int(1000 * fraction))
         if outcome is None:
-            self._say(message, MUTED_TEXT)
+            if not job.cancel.is_set():
+                self._say(message, MUTED_TEXT)
             return
         job.thread.join()
         self.job = None
         self.timer.stop()
-        self.cancel_button.setEnabled(False)
-        self.open_button.setEnabled(True)
-        self.fit_button.setEnabled(bool(self.paths))
+        self._busy(False)
         kind, value = outcome
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            self.open_paths(pending)
+            return
         if kind == "done":
-            self.recordings, self.result = value
+            read, self.result = value
+            self.recordings = read if read is not None else self.recordings
             self.progress.setValue(1000)
-            self._say(f"{len(self.result.flights)} flights fitted in {self.result.seconds:.2f} s", MUTED_TEXT)
+            self._say(_fitted_text(self.result), MUTED_TEXT)
             self._show_result()
             self.fit_finished.emit(self.result)
         elif kind == "cancelled":
             self.progress.setValue(0)
-            self._say("fit cancelled; the last result stays", MUTED_TEXT)
+            self._say("cancelled; " + ("the last fit stays" if self.result is not None else "nothing was fitted"),
+                      MUTED_TEXT)
             self.fit_cancelled.emit()
         else:
             self.progress.setValue(0)
@@ -312,6 +353,19 @@ class RecordingDialog(QDialog):
 
     # ------------------------------------------------------------------ results
 
+    def _clear_result(self) -> None:
+        """Nothing of the last recording stays on screen as if it were current."""
+        self.result = self.unphysical = None
+        self.ratios_label.setText("")
+        self.table.clear_rows()
+        self.plot.clear_rates()
+        self.note_label.setText("")
+        self.predict_tab.clear()
+        self._clear_overlay()
+        self.save_button.setEnabled(False)
+        self.keep_unphysical.setChecked(False)
+        self.keep_unphysical.setVisible(False)
+
     def _show_result(self) -> None:
         r = self.result
         ratios = ", ".join(f"{m:.4f} ± {s:.1g}" for m, s in zip(r.moments, r.moments_std))
@@ -323,75 +377,36 @@ class RecordingDialog(QDialog):
             text += f"   axes turned {r.rotation_deg:.2f}°"
         text += f"   median rms/|ω0| {r.rms_relative:.4f}"
         self.ratios_label.setText(text)
-        self._filling = True
-        self.table.setRowCount(0)
-        rows = [("fit", k, f) for k, f in enumerate(r.flights)] + [("out", k, e) for k, e in enumerate(self.excluded)]
-        rows.sort(key=lambda row: (row[2].rec_index, row[2].start) if row[0] == "fit" else (row[2][0], row[2][1]))
-        self._rows = rows
-        for i, (kind, _, item) in enumerate(rows):
-            self.table.insertRow(i)
-            use = QTableWidgetItem()
-            use.setFlags(Qt.ItemIsUserCheckable | Qt.ItemIsEnabled | Qt.ItemIsSelectable)
-            use.setCheckState(Qt.Checked if kind == "fit" else Qt.Unchecked)
-            self.table.setItem(i, 0, use)
-            if kind == "fit":
-                f = item
-                cells = (Path(f.recording).name, f"{f.start:.3f}", f"{f.duration:.3f}",
-                         f"{np.linalg.norm(f.omega0):.2f}", f"{f.rms:.4f}", _fmt(f.flip_time_measured),
-                         _fmt(f.flip_time_fitted))
-            else:
-                rec_index, start, duration = item
-                cells = (Path(self.recordings[rec_index].name).name, f"{start:.3f}", f"{duration:.3f}",
-                         "left out", "", "", "")
-            for c, text in enumerate(cells, start=1):
-                cell = QTableWidgetItem(text)
-                cell.setTextAlignment(Qt.AlignRight | Qt.AlignVCenter if c > 1 else Qt.AlignLeft | Qt.AlignVCenter)
-                self.table.setItem(i, c, cell)
-        self._filling = False
-        self.save_button.setEnabled(bool(r.flights))
-        first = next((i for i, row in enumerate(rows) if row[0] == "fit"), None)
-        if first is not None:
-            self.table.selectRow(first)
+        self.unphysical = triangle_violation(r.moments)
+        self.keep_unphysical.setChecked(False)
+        self.keep_unphysical.setVisible(self.unphysical is not None)
+        if self.unphysical:  # the command line's sentence; saving them takes the box ticked
+            self._say(self.unphysical, ERROR_TEXT)
+        self.table.set_rows(flight_rows(r))
+        self._update_save()
 
-    def _item_changed(self, item) -> None:
-        """A flight ticked or unticked: it is left out of (or back in) the next fit."""
-        if self._filling or item.column() != 0:
-            return
-        kind, _, value = self._rows[item.row()]
-        if kind == "fit" and item.checkState() != Qt.Checked:
-            self.excluded.append((value.rec_index, value.start, value.duration))
-        elif kind == "out" and item.checkState() == Qt.Checked:
-            self.excluded = [e for e in self.excluded if e != value]
+    def _update_save(self) -> None:
+        """Save needs a flight, and ratios a body can have unless the user keeps them."""
+        self.save_button.setEnabled(self.selected_flight() is not None
+                                    and (self.unphysical is None or self.keep_unphysical.isChecked()))
+
+    def _use_changed(self, _row, _on: bool) -> None:
         self._say("press Fit to fit the ticked flights", MUTED_TEXT)
 
     def selected_flight(self) -> int | None:
         """Index (in the result's flights) of the selected row, if it is a fitted flight."""
-        rows = self.table.selectionModel().selectedRows() if self.result is not None else []
-        if not rows:
-            return None
-        kind, index, _ = self._rows[rows[0].row()]
-        return index if kind == "fit" else None
-
-    def _selection_changed(self) -> None:
-        index = self.selected_flight()
-        if index is not None:
-            self.show_flight(index)
+        return self.table.selected_index() if self.result is not None else None
 
     def show_flight(self, index: int) -> None:
         """Plot flight ``index`` here and replay it in the main window with its measured rates."""
         f = self.result.flights[index]
         t = f.t - f.t[0]
-        for k in range(3):
-            self.fit_curves[k].setData(t, f.w_fitted[:, k])
-            self.points[k].setData(t[f.used], f.w_measured[f.used, k])
-        for line in self.flip_lines:
-            self.plot.removeItem(line)
-        self.flip_lines = []
-        for flip, style in ((f.flip_time_measured, Qt.DotLine), (f.flip_time_fitted, Qt.DashLine)):
-            if flip is not None:
-                line = pg.InfiniteLine(pos=flip, angle=90, pen=pg.mkPen("#f5e663", width=1, style=style))
-                self.plot.addItem(line, ignoreBounds=True)
-                self.flip_lines.append(line)
+        self.plot.show_rates(t, f.w_fitted, t[f.used], f.w_measured[f.used],
+                             ((f.flip_time_measured, MEASURED_FLIP), (f.flip_time_fitted, MODEL_FLIP)))
+        row = self.table.selected_row()
+        self.note_label.setText(f"{Path(f.recording).name} at {f.start:.3f} s: {row.note}" if row and row.note
+                                else "")
+        self._update_save()
         self._replay(index)
         self.flight_shown.emit(index)
 
@@ -400,7 +415,8 @@ class RecordingDialog(QDialog):
         window = self.window_
         if window is None:
             return
-        scenario = flight_scenario(self.result, index, self.scale_box.value())
+        # the window shows the flight even with unphysical ratios; saving them is what is refused
+        scenario = flight_scenario(self.result, index, self.scale_box.value(), allow_unphysical=True)
         window.panel.set_scenario(scenario)
         window.apply_scenario(scenario)
         window.window_combo.setCurrentText("all")  # a flight lasts about a second: show all of it
@@ -411,58 +427,122 @@ class RecordingDialog(QDialog):
             points = pg.ScatterPlotItem(t[f.used], f.w_measured[f.used, k], size=4, pen=None,
                                         brush=pg.mkBrush(AXIS_HEX[k]))
             window.plots.w_plot.addItem(points)
-            self._overlay.append(points)
+            self._overlay.append((window, points))
+
+    @property
+    def overlay_items(self) -> list:
+        """The measured points the dialog put on its window's ω plot."""
+        return [item for _, item in self._overlay]
 
     def _clear_overlay(self) -> None:
-        window = self.window_
-        for item in self._overlay:
-            if window is not None:
-                window.plots.w_plot.removeItem(item)
+        for window, item in self._overlay:
+            window.plots.w_plot.removeItem(item)
         self._overlay = []
 
     def _save_dialog(self) -> None:
-        index = self.selected_flight() or 0
+        index = self.selected_flight()
+        if index is None:
+            return
         f = self.result.flights[index]
         default = f"{Path(f.recording).stem or 'throw'}-fit.toml"
-        path, _ = QFileDialog.getSaveFileName(self, "Save as scenario", default, "Scenario (*.toml)")
+        path, _ = save_path(self, "Save as scenario", default, "Scenario (*.toml)")
         if path:
             self.save_scenario(path, index)
 
-    def save_scenario(self, path, index: int | None = None) -> Path:
-        """Write the scenario replaying flight ``index`` (the selected one by default)."""
+    def save_scenario(self, path, index: int | None = None) -> Path | None:
+        """Write the scenario replaying flight ``index`` (the selected one by default); a
+        failure is one line in the status naming the path and the reason (None returned)."""
         index = self.selected_flight() if index is None else index
         try:
-            write_scenario(self.result, path, self.scale_box.value(), index or 0)
-        except (OSError, ParameterError) as err:
-            self._say(f"not saved: {getattr(err, 'strerror', None) or err}", ERROR_TEXT)
-            raise
+            write_scenario(self.result, path, self.scale_box.value(), index,
+                           allow_unphysical=self.keep_unphysical.isChecked())
+        except OSError as err:
+            self._say(f"not saved: {path}: {err.strerror or err}", ERROR_TEXT)
+            return None
+        except ParameterError as err:
+            self._say(f"not saved: {path}: {err}", ERROR_TEXT)
+            return None
         self._say(f"wrote {path}", MUTED_TEXT)
         return Path(path)
 
     # ------------------------------------------------------------------ closing
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt API
-        """Cancel a running fit and join its thread; take the points off the main window."""
+        """Cancel a running job and join it; take the points off the main window."""
+        self._pending = None
         if self.job is not None:
             self.job.cancel.set()
             self.job.thread.join(JOIN_S)
             self.job = None
+        self.predict_tab.stop_job(cancel=True, join_s=JOIN_S)
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
         self.timer.stop()
         self._clear_overlay()
+        self._follower.watch(None)
+        self._forget_window()
         super().closeEvent(event)
+
+    def _forget_window(self) -> None:
+        """Drop the window served until now (and its hold on this dialog)."""
+        if self.window_ is not None and getattr(self.window_, DIALOG_ATTRIBUTE, None) is self:
+            setattr(self.window_, DIALOG_ATTRIBUTE, None)
+        self.window_ = None
 
     def reject(self) -> None:  # Esc
         self.close()
 
 
-def _fmt(x) -> str:
-    return "–" if x is None else f"{x:.3f}"
+class _WindowFollower(QObject):
+    """Watches the dialog's window: a switch to another view moves the dialog there, closing
+    the window closes the dialog (GUI thread)."""
+
+    def __init__(self, dialog: RecordingDialog):
+        super().__init__(dialog)
+        self.dialog = dialog
+        self.window = None
+
+    def watch(self, window) -> None:
+        if self.window is not None:
+            self.window.removeEventFilter(self)
+            self.window.view_switched.disconnect(self.dialog._window_switched)
+        self.window = window
+        if window is not None:
+            window.installEventFilter(self)
+            window.view_switched.connect(self.dialog._window_switched)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
+        if watched is self.window and event.type() == QEvent.Close:
+            self.dialog.close()
+        return False
+
+
+def _once(paths) -> list[str]:
+    """``paths`` as text, each file or folder once (the first spelling kept)."""
+    seen, kept = set(), []
+    for p in map(str, paths):
+        if os.path.realpath(p) not in seen:
+            seen.add(os.path.realpath(p))
+            kept.append(p)
+    return kept
+
+
+def _fitted_text(result) -> str:
+    """"4 flights fitted, 1 excluded, in 1.20 s"."""
+    fitted, out = len(result.fitted), len(result.flights) - len(result.fitted)
+    text = f"{fitted} flight{'s' if fitted != 1 else ''} fitted"
+    return text + (f", {out} excluded" if out else "") + f", in {result.seconds:.2f} s"
 
 
 def open_for(window) -> RecordingDialog:
-    """Show a modeless import dialog over the main ``window``."""
-    dialog = RecordingDialog(window)
-    dialog.setAttribute(Qt.WA_DeleteOnClose)
+    """The import dialog over the main ``window``: its own, raised, if it has one (one job
+    at a time), else a new modeless one."""
+    dialog = getattr(window, DIALOG_ATTRIBUTE, None)
+    if dialog is None:
+        dialog = RecordingDialog(window)
+        dialog.setAttribute(Qt.WA_DeleteOnClose)
     dialog.show()
+    dialog.raise_()
+    dialog.activateWindow()
     return dialog
-

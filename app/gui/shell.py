@@ -62,11 +62,13 @@ class ViewWindow(QMainWindow):
 
     Signals (GUI thread): ``first_frame_drawn(float)`` with ``time.perf_counter()`` of the
     first completed scene render, emitted from the event loop after that paint;
-    ``simulation_failed(str)`` when a worker reports an error.
+    ``simulation_failed(str)`` when a worker reports an error; ``view_switched(object)``
+    with the window of another view that replaces this one (View menu), before this closes.
     """
 
     first_frame_drawn = pyqtSignal(float)
     simulation_failed = pyqtSignal(str)
+    view_switched = pyqtSignal(object)
 
     #: the registered view this window shows (settings prefix, View menu check)
     VIEW = "main"
@@ -481,6 +483,7 @@ class ViewWindow(QMainWindow):
         keep_open(window)
         window.restoreGeometry(self.saveGeometry())
         window.show()
+        self.view_switched.emit(window)
         self.close()
         return window
 

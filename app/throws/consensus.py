@@ -20,12 +20,11 @@ recording taken for a flight, a throw of another object, a bounce. So (:class:`J
 from __future__ import annotations
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from ..physics.errors import ParameterError
 from . import flights as fl
 from .edges import refit_start, merge, settle_edges, start_rate
-from .solver import Solution, initial_axes, solve
+from .solver import Solution, solve
 
 #: the joint fit grows over these horizons (s from each flight's start; None: whole flights)
 STAGED_HORIZONS = (0.3, 0.6, None)
@@ -107,10 +106,9 @@ class JointFit:
                 scales.append(body[2])
         if scales:
             self.f_scale = max(ROBUST_FLOOR, ROBUST_SCALE * float(np.median(scales)))
-        self.guess = (inertia, drag)
-        self.candidates = [(inertia, drag)]
-        if bodies:
-            self.candidates = candidate_starts(bodies, inertia, self.axes_mode) + self.candidates
+        # the first guess from the rates alone starts the joint fit only when no flight could be
+        # fitted alone: degenerate (a moment clamped at 2% of the largest) it won on a short horizon
+        self.candidates = candidate_starts(bodies) if bodies else [(inertia, drag)]
 
     def _single(self, i, inertia, drag):
         """(diagonal of J over its largest, drag over it, rms per component) of flight i alone."""
@@ -193,7 +191,7 @@ class JointFit:
         if moved == flights:
             return False
         out = [(self.flights[i], self.w0s[i], self.anchors[i], reason) for i, reason in self.left_out.items()]
-        kept_times = [(self.flights[i].recording, self.flights[i].i0) for i in self.keep]
+        kept_times = [(self.flights[i].recording, self.flights[i].i0, self.flights[i].i1) for i in self.keep]
         rows = [(g, w, a, None) for g, w, a in zip(moved, w0s, anchors)] + out
         self._reset(rows, kept_times)
         self._take(self._solve(inertia, drag, None, np.array([self.w0s[i] for i in self.active()])))
@@ -206,45 +204,73 @@ class JointFit:
         self.anchors = [r[2] for r in rows]
         self.left_out = {k: r[3] for k, r in enumerate(rows) if r[3] is not None}
         self.keep = {k for k, r in enumerate(rows)
-                     if any(rec == r[0].recording and r[0].i0 <= i0 < r[0].i1 for rec, i0 in kept_times)}
+                     if any(rec == r[0].recording and i0 < r[0].i1 and r[0].i0 < i1 for rec, i0, i1 in kept_times)}
 
     def add_found(self) -> bool:
         """Add flights the fitted body's torque residual finds apart from every known one;
         a known flight's anchor becomes the residual's run over it. True if any was added."""
         inertia, drag = self.sol.body()
+        added = self._redetect(inertia, drag, replace=False)
+        if added:
+            self._take(self._solve(inertia, drag, None, np.array([self.w0s[i] for i in self.active()])))
+        return added
+
+    def redetect_with_consensus(self):
+        """Find the flights again with the consensus body (a first guess from the rates alone
+        can take a hand's ramp or a catch into a flight, which the consensus body does not)."""
+        inertia, drag = self.candidates[0]
+        self._redetect(inertia, drag, replace=True)
+
+    def _redetect(self, inertia, drag, replace: bool) -> bool:
+        """Runs of small torque residual with a body: a known flight's anchor becomes the
+        longest run over it (``replace``: the flight too); runs apart from every known flight
+        are added. True if any was added."""
         added = []
         for k, rec in enumerate(self.recordings):
             dw = self.dws[k] if self.dws is not None else fl.smooth_and_derivative(rec.t, rec.w)[1]
+            runs = {}
             for g in fl.detect(rec, k, dw, inertia, self.drag_model, drag, self.windows):
                 over = [i for i, f in enumerate(self.flights) if f.recording == k and g.i0 < f.i1 and f.i0 < g.i1]
                 if not over:
                     added.append(g)
-                elif len(over) == 1 and over[0] not in self.left_out:
-                    self.anchors[over[0]] = g
+                for i in over:
+                    if i not in self.left_out and (i not in runs or g.i1 - g.i0 > runs[i].i1 - runs[i].i0):
+                        runs[i] = g
+            for i, g in runs.items():
+                self.anchors[i] = g
+                if replace:
+                    rec_i = self.recordings[g.recording]
+                    self.flights[i] = g
+                    self.w0s[i] = start_rate(rec_i, g.i0, g.i1)
+        if replace:  # two flights that became one run
+            seen, rows = set(), []
+            for i, (f, w, a) in enumerate(zip(self.flights, self.w0s, self.anchors)):
+                if (f.recording, f.i0) not in seen:
+                    seen.add((f.recording, f.i0))
+                    rows.append((f, w, a, self.left_out.get(i)))
+            kept_times = [(self.flights[i].recording, self.flights[i].i0, self.flights[i].i1) for i in self.keep]
+            self._reset(rows, kept_times)
         if not added:
             return False
         rows = [(f, w, a, self.left_out.get(i)) for i, (f, w, a) in enumerate(zip(self.flights, self.w0s, self.anchors))]
         for g in merge(self.recordings, added):
             rec = self.recordings[g.recording]
             rows.append((g, refit_start(rec, g, start_rate(rec, g.i0, g.i1), inertia, self.drag_model, drag), g, None))
-        kept_times = [(self.flights[i].recording, self.flights[i].i0) for i in self.keep]
+        kept_times = [(self.flights[i].recording, self.flights[i].i0, self.flights[i].i1) for i in self.keep]
         self._reset(rows, kept_times)
-        self._take(self._solve(inertia, drag, None, np.array([self.w0s[i] for i in self.active()])))
         return True
 
 
-def candidate_starts(bodies, guess_inertia, axes_mode) -> list[tuple[np.ndarray, np.ndarray]]:
+def candidate_starts(bodies) -> list[tuple[np.ndarray, np.ndarray]]:
     """Starts for the joint fit from flights' own (J diagonal, drag): their element-wise
-    median first; where they disagree, a few of them spread over their range too. In
-    ``axes = "fit"`` each diagonal is turned into the first guess's principal axes."""
+    median first; where they disagree, a few of them spread over their range too. Their axes
+    are the sensor's (``axes = "fit"`` then turns them: a mounting is off by a few degrees,
+    while a first guess from the rates alone may be off by anything)."""
     js = np.array([b[0] for b in bodies])
     drags = np.array([b[1] for b in bodies])
-    rot = np.eye(3)
-    if axes_mode == "fit":
-        rot = Rotation.from_rotvec(initial_axes(guess_inertia, "fit")[1]).as_matrix()
 
     def tensor(j):
-        return rot @ np.diag(j) @ rot.T
+        return np.diag(j)
 
     median_j, median_drag = np.median(js, axis=0), np.maximum(np.median(drags, axis=0), 0.0)
     out = [(tensor(median_j), median_drag)]

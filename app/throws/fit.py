@@ -288,6 +288,7 @@ def fit_flights(recordings, flights, inertia, drag, drag_model="quadratic", axes
     state.keep = user_in
     say(0.05, f"fitting {state.active_count()} flights one by one")
     state.start(inertia, drag)
+    state.redetect_with_consensus()
     say(0.35, f"fitting {state.active_count()} flights together")
     state.joint()
     for round_no in range(EDGE_ROUNDS):

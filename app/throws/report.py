@@ -118,9 +118,14 @@ def write_plot(result: FitResult, path, title: str | None = None) -> None:
 
 
 def draw_plot(result: FitResult, path, title: str | None = None) -> None:
-    """:func:`write_plot` into ``path`` as it is (the caller publishes it). The figure is sized
-    to its panels, every title wraps inside it, titles are plain text (a ``$`` in a file name
-    is a dollar sign, not mathematics), and an excluded flight is drawn in grey with its reason."""
+    """:func:`write_plot` into ``path`` as it is (the caller publishes it)."""
+    plot_figure(result, title).savefig(path, format="png")
+
+
+def plot_figure(result: FitResult, title: str | None = None):
+    """The matplotlib Figure of :func:`write_plot`: sized to its panels, every title wrapped
+    inside it, titles plain text (a ``$`` in a file name is a dollar sign, not mathematics), an
+    excluded flight drawn in grey with its reason."""
     import textwrap
 
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -168,7 +173,7 @@ def draw_plot(result: FitResult, path, title: str | None = None) -> None:
                  fontsize=9, parse_math=False)
     if flights:
         fig.axes[min(first_fitted(result), len(fig.axes) - 1)].legend(fontsize=6, loc="upper right")
-    fig.savefig(path, format="png")
+    return fig
 
 
 def _plain(x, spec: str) -> str:

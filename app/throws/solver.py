@@ -249,7 +249,10 @@ def solve(recordings, flights, inertia, drag_model, drag, axes_mode, w0s, cancel
     def residuals(x):
         if cancel is not None and cancel():
             raise FitCancelled()
-        m = model(x)
+        try:
+            m = model(x)
+        except np.linalg.LinAlgError:  # a step to a singular inertia: as bad as it gets
+            return np.full(n_res, 1e6)
         r = (m - data.w)[data.used].ravel()
         return np.where(np.isfinite(r), r, 1e6)
 

@@ -267,3 +267,32 @@ def write_phyphox(folder, t, w, events=None) -> Path:
     (folder / "meta" / "time.csv").write_text(time_csv(events), encoding="utf-8")
     (folder / "meta" / "device.csv").write_text('"property","value"\n"deviceModel","synthetic"\n', encoding="utf-8")
     return folder
+
+
+#: the real-world features of :func:`real_world_session`'s recordings, one per recording
+SESSION_WORLDS = (
+    ("still phone, 1000 deg/s sensor (17.45 rad/s), bounces", RealWorld(still=True, clip=17.45, catch=25.0, bounce=0.5),
+     (9.0, 15.0)),
+    ("still phone, 2000 deg/s sensor, bounces, starts mid-flight", RealWorld(still=True, clip=34.9, catch=25.0,
+                                                                            bounce=0.5, cut_s=0.3), (14.0, 26.0)),
+    ("phone in the hand between throws, catch spikes past the range", RealWorld(clip=34.9, catch=40.0, bounce=0.3),
+     (14.0, 26.0)),
+)
+#: a different object thrown once in the same session (its flight must be excluded)
+OTHER_OBJECT = Truth(moments=(0.45, 0.62, 1.0))
+
+
+def real_world_session(truth: Truth, rng, throws_per_recording: int = 3):
+    """[(label, t, w, throws)] of a session: one recording per :data:`SESSION_WORLDS` entry
+    (throws near the intermediate axis, 0.8-0.95 s like a bare phone's), then one recording of
+    :data:`OTHER_OBJECT` thrown once from a still phone."""
+    out = []
+    for label, world, speed in SESSION_WORLDS:
+        rates = [spin_near(truth, 1, rng.uniform(3.0, 15.0), rng.uniform(*speed), rng)
+                 for _ in range(throws_per_recording)]
+        t, w, throws = make_recording(truth, rates, rng, flight_s=(0.8, 0.95), world=world)
+        out.append((label, t, w, throws))
+    rates = [spin_near(OTHER_OBJECT, 1, 8.0, 20.0, rng)]
+    t, w, throws = make_recording(OTHER_OBJECT, rates, rng, flight_s=0.9, world=RealWorld(still=True))
+    out.append(("a different object, once", t, w, throws))
+    return out
