@@ -1,0 +1,52 @@
+"""What a new user met on first contact (issue 19, section 2), outside the window: each test
+failed before its fix."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from tumble.export import ExportSettings, plan_export
+from tumble.physics.errors import ParameterError
+from tumble.scenario import SolverSpec, load
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def short_run(seconds: float):
+    """The T-handle run for ``seconds``, as a fitted flight lasts (0.87 s)."""
+    sc = load("t-handle")
+    return sc.replace(solver=SolverSpec(sc.solver.integrator, sc.solver.dt, seconds))
+
+
+@pytest.mark.parametrize("duration, start", [(3.0, 0.0), (10.0, 0.0), (2.0, 0.3)])
+def test_a_clip_longer_than_the_run_names_the_speed_that_shows_it_all(tmp_path, duration, start):
+    sc = short_run(0.87)
+    with pytest.raises(ParameterError) as info:
+        plan_export(sc, ExportSettings(out=tmp_path / "fit.gif", duration=duration, start=start))
+    match = re.search(r"speed ([0-9.]+) shows the whole run", str(info.value))
+    assert match, str(info.value)
+    speed = float(match[1])
+    # the speed it names plans without an error and shows all but the last frame's share of the run
+    plan = plan_export(sc, ExportSettings(out=tmp_path / "fit.gif", duration=duration, start=start, speed=speed))
+    assert plan.end <= 0.87
+    assert plan.start + plan.duration * speed >= start + 0.9 * (0.87 - start)
+
+
+def test_the_readme_and_the_help_name_only_the_png_files_an_export_writes(tmp_path):
+    """``--out NAME.png`` writes NAME_0000.png, ... and no NAME.png: no text promises one."""
+    from tumble.cli import build_parser
+    from tumble.export import sequence_paths
+
+    written = {p.name for p in sequence_paths(tmp_path / "NAME.png", 3)}
+    assert "NAME.png" not in written and "NAME_0000.png" in written
+    readme = " ".join(ROOT.joinpath("README.md").read_text(encoding="utf-8").split())
+    sentence = readme[readme.index("`NAME_0000.png`") - 80:readme.index("`NAME_0000.png`") + 120]
+    assert "beside `NAME.png`" not in sentence and "no file `NAME.png`" in sentence, sentence
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    help_out = next(a.help for a in sub.choices["export"]._actions if a.dest == "out")
+    assert "beside it" not in help_out and "no FILE.png itself" in help_out
