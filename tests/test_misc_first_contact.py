@@ -50,3 +50,64 @@ def test_the_readme_and_the_help_name_only_the_png_files_an_export_writes(tmp_pa
     sub = next(a for a in build_parser()._actions if a.dest == "command")
     help_out = next(a.help for a in sub.choices["export"]._actions if a.dest == "out")
     assert "beside it" not in help_out and "no FILE.png itself" in help_out
+
+
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[+-]?\d+)?")
+
+
+def negative_zeros(text: str) -> list:
+    """Number tokens of ``text`` that read as a negative zero ("-0", "-0.00")."""
+    return [tok for tok in NUMBER.findall(text) if tok.startswith("-") and float(tok) == 0]
+
+
+def test_inspect_prints_no_negative_zero(capsys):
+    from tumble.cli import main
+    from tumble.scenario import preset_names
+
+    for name in preset_names():
+        assert main(["inspect", name]) == 0
+        text = capsys.readouterr().out
+        assert not negative_zeros(text), (name, text)
+        assert main(["inspect", name, "--json"]) == 0
+        info = json.loads(capsys.readouterr().out)
+
+        def walk(x):
+            if isinstance(x, float):
+                assert not (x == 0 and math.copysign(1.0, x) < 0), (name, info)
+            elif isinstance(x, (list, tuple)):
+                for y in x:
+                    walk(y)
+            elif isinstance(x, dict):
+                for y in x.values():
+                    walk(y)
+
+        walk(info)
+
+
+HUGE_DAMPED = """
+name = "huge"
+[body]
+shape = "box"
+mass = 1e100
+size = [1e90, 2e90, 3e90]
+[body.damper]
+inertia = 1.0
+coefficient = 1.0
+[initial]
+angular_velocity = [1.0, 0.0, 0.0]
+"""
+
+
+def test_inspect_json_is_json_for_a_body_whose_momentum_squared_overflows(tmp_path, capsys):
+    """|L| ~ 1e280 overflows |L|^2, but the final energy |L|^2 / (2 (I_max + J)) is below E0
+    (it is the least energy |L| allows), so it is finite: printed, never as Infinity."""
+    from tumble.cli import main
+
+    path = tmp_path / "huge.toml"
+    path.write_text(HUGE_DAMPED, encoding="utf-8")
+    assert main(["inspect", str(path), "--json"]) == 0
+    text = capsys.readouterr().out
+    info = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} is not JSON: {text}"))
+    assert 0 < info["final_energy"] <= info["E0"]
+    # the body spins about its major axis already: nothing to drain
+    assert info["final_energy"] == pytest.approx(info["E0"], rel=1e-12)

@@ -93,9 +93,12 @@ def final_energy(body: Body, w_body, s_body=None) -> float | None:
     """
     if body.damper is None or body.rotor is not None:
         return None
-    L = angular_momentum_body(body, w_body, s_body)
+    L = np.asarray(angular_momentum_body(body, w_body, s_body), dtype=float)
     moments, _ = body.principal()
-    return float(np.sum(L * L, axis=-1) / (2.0 * (moments[-1] + body.damper.inertia)))
+    # |L| / sqrt(2 (I_max + J)), squared: |L|^2 alone overflows for |L| past 1e154, while the
+    # result is at most the initial energy (finite)
+    scaled = np.hypot.reduce(L, axis=-1) / np.sqrt(2.0 * (moments[-1] + body.damper.inertia))
+    return float(scaled * scaled)
 
 
 def axis_to_momentum_angle(body: Body, q, L_world, k: int) -> np.ndarray:

@@ -3,6 +3,8 @@ energy, and the closed form's predictions, as a JSON-ready dict and as text."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..physics import diagnostics, gyrostat, theory
@@ -10,8 +12,25 @@ from ..physics.analysis import predicted_flip_period
 from ..physics.body import has_intermediate_axis
 
 
+def _plain(value):
+    """``value`` with every float JSON and the eye can read: -0.0 (an eigenvector's sign, a
+    product with a zero) becomes 0.0, and a non-finite number None (JSON has no Infinity)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, float):
+        return value + 0.0 if math.isfinite(value) else None
+    return value
+
+
 def inspect_dict(sc) -> dict:
-    """The body report of ``tumble inspect`` of the scenario ``sc`` (JSON-ready)."""
+    """The body report of ``tumble inspect`` of the scenario ``sc`` (JSON-ready: no -0.0,
+    no Infinity or NaN)."""
+    return _plain(_report(sc))
+
+
+def _report(sc) -> dict:
     body = sc.rigid_body
     moments, axes = body.principal()
     s0 = sc.initial_state
