@@ -111,3 +111,15 @@ def test_inspect_json_is_json_for_a_body_whose_momentum_squared_overflows(tmp_pa
     assert 0 < info["final_energy"] <= info["E0"]
     # the body spins about its major axis already: nothing to drain
     assert info["final_energy"] == pytest.approx(info["E0"], rel=1e-12)
+
+
+@pytest.mark.parametrize("mesh", ["a\\u0000b.stl", "x" * 5000 + ".stl", ("d" * 300 + "/") * 20 + "m.stl"])
+def test_a_mesh_path_the_system_cannot_take_is_one_line_exit_2(tmp_path, mesh):
+    from cli_run import tumble
+
+    path = tmp_path / "nul.toml"
+    path.write_text(f'name = "nul"\n[body]\nshape = "mesh"\nmesh = "{mesh}"\nmass = 1.0\n', encoding="utf-8")
+    done = tumble("inspect", path)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tumble: error: body.mesh must ") and "internal" not in lines[0], lines
