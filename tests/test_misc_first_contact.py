@@ -123,3 +123,57 @@ def test_a_mesh_path_the_system_cannot_take_is_one_line_exit_2(tmp_path, mesh):
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("tumble: error: body.mesh must ") and "internal" not in lines[0], lines
+
+
+def stiff_damper(tmp_path, inertia: float, coefficient: float, integrator: str = "rk4", dt: float = 0.0005,
+                 duration: float = 90.0) -> Path:
+    """explorer-1 with another damper and solver."""
+    text = ROOT.joinpath("resources/scenarios/explorer-1.toml").read_text(encoding="utf-8")
+    text = re.sub(r"(?m)^inertia = .*$", f"inertia = {inertia!r}", text)
+    text = re.sub(r"(?m)^coefficient = .*$", f"coefficient = {coefficient!r}", text)
+    text = re.sub(r"(?m)^integrator = .*$", f'integrator = "{integrator}"', text)
+    text = re.sub(r"(?m)^dt = .*$", f"dt = {dt!r}", text)
+    text = re.sub(r"(?m)^duration = .*$", f"duration = {duration!r}", text)
+    path = tmp_path / f"stiff-{integrator}.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("integrator, field", [("rk4", "solver.dt"), ("euler", "solver.dt"),
+                                               ("midpoint", "solver.dt"), ("dop853", "solver.duration")])
+def test_a_damper_too_stiff_for_the_method_is_refused_before_the_run(tmp_path, integrator, field):
+    """J 1e-9 kg m^2, c 1e3 N m s: the sphere's rate relaxes at c / J = 1e12 /s. A fixed step of
+    0.5 ms blew up at step 1 (exit 1); dop853 ran for minutes towards ~1e13 steps. Both are
+    refused on loading, in one line naming the field and the rule (exit 2)."""
+    from cli_run import tumble
+
+    path = stiff_damper(tmp_path, 1e-9, 1e3, integrator)
+    for command in (("inspect", path), ("simulate", path, "--out", tmp_path / "x.csv")):
+        done = tumble(*command, timeout=120)
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 2 and len(lines) == 1, done.stderr
+        assert lines[0].startswith(f"tumble: error: {field} must ") and "c (1/J + 1/I_min)" in lines[0], lines[0]
+        assert not (tmp_path / "x.csv").exists()
+
+
+def test_a_fixed_step_just_inside_the_damper_limit_runs_and_drains_energy():
+    """At dt c (1/J + 1/I_min) = 0.9 (inside RK4's real stability interval, 2.79) the run stays
+    finite and the energy only falls; at 3 (outside it) the scenario is refused."""
+    import numpy as np
+
+    from tumble.physics.gyrostat import damper_relaxation_rate
+    from tumble.physics.integrators import simulate
+    from tumble.scenario import DamperSpec
+
+    base = load("explorer-1")
+    body = base.body.__class__(**{**base.body.__dict__, "damper": DamperSpec(1e-3, 1.0)})
+    rate = damper_relaxation_rate(body.build())
+    assert rate == pytest.approx(1.0 * (1 / 1e-3 + 1 / min(body.build().principal()[0])))
+    sc = base.replace(body=body, solver=SolverSpec("rk4", 0.9 / rate, 2.0))
+    traj = simulate(sc.model, sc.initial_state, "rk4", sc.solver.dt, sc.solver.duration)
+    from tumble.physics import diagnostics
+
+    energy = diagnostics.kinetic_energy(sc.rigid_body, traj.v, traj.w, traj.s)
+    assert np.all(np.isfinite(energy)) and np.all(np.diff(energy) <= 1e-9 * energy[0])
+    with pytest.raises(ParameterError, match=r"solver\.dt must be <= "):
+        base.replace(body=body, solver=SolverSpec("rk4", 3.0 / rate, 2.0))
