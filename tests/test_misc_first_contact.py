@@ -177,3 +177,20 @@ def test_a_fixed_step_just_inside_the_damper_limit_runs_and_drains_energy():
     assert np.all(np.isfinite(energy)) and np.all(np.diff(energy) <= 1e-9 * energy[0])
     with pytest.raises(ParameterError, match=r"solver\.dt must be <= "):
         base.replace(body=body, solver=SolverSpec("rk4", 3.0 / rate, 2.0))
+
+
+@pytest.mark.parametrize("preset, says", [("rocket-top", "applied torques or forces"),
+                                          ("explorer-1", "a damper or a rotor")])
+def test_the_ghost_refusal_is_one_plain_sentence(preset, says):
+    """It read "(integrator must be used only without applied torques or forces (the closed form
+    is torque-free), got 'exact'), got 'ghost'": another error's message inside this one."""
+    from tumble.export.exporter import check_ghost
+    from tumble.physics.reference import exact_unavailable_reason
+
+    reason = exact_unavailable_reason(load(preset).model)
+    assert says in reason and "got" not in reason and "integrator" not in reason and "must" not in reason
+    with pytest.raises(ParameterError) as info:
+        check_ghost([load(preset)])
+    text = str(info.value)
+    assert text.startswith("overlay must not include ghost ") and text.endswith(", got 'ghost'")
+    assert text.count("got") == 1 and text.count("(") == text.count(")") <= 1, text

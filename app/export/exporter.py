@@ -157,8 +157,7 @@ def check_ghost(scenarios) -> None:
     for sc in scenarios:
         reason = exact_unavailable_reason(sc.model)
         if reason is not None:
-            raise ParameterError("overlay", "ghost", "not include ghost for this scenario: the exact ghost is the "
-                                 f"closed-form solution, which does not apply ({reason})")
+            raise ParameterError("overlay", "ghost", f"not include ghost for this scenario: it has {reason}")
 
 
 def export(view, scenarios, settings: ExportSettings | ExportPlan,

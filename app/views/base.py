@@ -129,7 +129,7 @@ class ViewScene:
 
         reason = exact_unavailable_reason(self.scenarios[k].model)
         if reason is not None:
-            raise ParameterError("ghost", "on", f"apply (the closed form needs a torque-free body): {reason}")
+            raise ParameterError("ghost", "on", f"be off for this scenario: it has {reason}")
         self.references[k] = ExactReference(self.scenarios[k].model, state)
 
     def reset_camera(self, center=None) -> None:
