@@ -152,7 +152,7 @@ def cmd_simulate(args) -> int:
     import numpy as np
 
     from .physics import diagnostics
-    from .physics.analysis import predicted_flip_period
+    from .physics import theory
     from .physics.errors import ParameterError
     from .physics.integrators import REGISTRY, check_run_size, integrator_info, simulate
     from .simulation.table import POINT_GROUPS, check_finite, check_outputs, parse_outputs, trajectory_table, write_table
@@ -191,7 +191,7 @@ def cmd_simulate(args) -> int:
     write_table(out, table)
     d = diagnostics.diagnose(sc.rigid_body, sc.gravity, traj)
     flips = diagnostics.flip_times(sc.rigid_body, traj.t, traj.w)
-    period = predicted_flip_period(sc.rigid_body, sc.angular_velocity)
+    period = theory.flip_period(sc.rigid_body, sc.angular_velocity, sc.applied_loads)
     print(f"{sc.name}: {solver.integrator}, dt = {solver.dt:g} s, {solver.duration:g} s simulated, {len(traj)} samples")
     print("| quantity | value |")
     print("|---|---|")

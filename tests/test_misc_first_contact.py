@@ -194,3 +194,38 @@ def test_the_ghost_refusal_is_one_plain_sentence(preset, says):
     text = str(info.value)
     assert text.startswith("overlay must not include ghost ") and text.endswith(", got 'ghost'")
     assert text.count("got") == 1 and text.count("(") == text.count(")") <= 1, text
+
+
+def dragged_t_handle():
+    """The T-handle with a small quadratic drag, as a fitted throw carries."""
+    from tumble.scenario import LoadSpec
+
+    return load("t-handle").replace(loads=(LoadSpec("drag", model="quadratic", coefficients=(1e-9, 2e-9, 1e-9)),))
+
+
+def test_one_rule_says_where_free_body_theory_applies(capsys):
+    """The status bar showed a predicted flip period for a fitted (dragged) flight while the
+    Theory dock said "No free-body theory here": every prediction now follows
+    theory.applies (no torque about the centre of mass, no damper or rotor)."""
+    from tumble.cli import main
+    from tumble.gui.describe import spin_summary
+    from tumble.physics import theory
+    from tumble.simulation.worker import predicted_period
+
+    free, dragged = load("t-handle"), dragged_t_handle()
+    assert theory.applies(free.rigid_body, free.applied_loads)
+    assert not theory.applies(dragged.rigid_body, dragged.applied_loads)
+    assert predicted_period(free) is not None and theory.predict(
+        free.rigid_body, free.angular_velocity, free.applied_loads).flip_period == predicted_period(free)
+    assert predicted_period(dragged) is None  # the status bar's figure
+    assert theory.predict(dragged.rigid_body, dragged.angular_velocity, dragged.applied_loads) == theory.Theory()
+    assert "flips every" not in spin_summary(dragged) and "no free-body" in spin_summary(dragged)
+    from tumble.scenario import dumps
+
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "dragged.toml"
+        path.write_text(dumps(dragged), encoding="utf-8")
+        assert main(["inspect", str(path), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["flip_period"] is None

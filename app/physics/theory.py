@@ -223,6 +223,23 @@ class Theory:
         return out
 
 
+def applies(body: Body, loads=None) -> bool:
+    """Whether the free body's theory describes ``body`` under ``loads``: no applied load
+    exerts a torque about the centre of mass (``loads.has_torque``: a drag counts) and the
+    body carries no damper or rotor. Gravity and forces through the centre of mass leave the
+    rotation torque-free. The one rule every prediction the program shows follows (the
+    Theory dock, the status bar's flip period, the panel's summary, ``inspect``)."""
+    return not (loads is not None and loads.has_torque) and body.is_rigid
+
+
+def flip_period(body: Body, w_body, loads=None) -> float | None:
+    """The predicted time between flips (:func:`app.physics.analysis.predicted_flip_period`)
+    where :func:`applies` says the theory holds, else None."""
+    from .analysis import predicted_flip_period
+
+    return predicted_flip_period(body, w_body) if applies(body, loads) else None
+
+
 def predict(body: Body, w_body, loads=None) -> Theory:
     """Theory for ``body`` spun at ``w_body`` (rad/s, its own possibly non-principal frame).
 
@@ -230,14 +247,12 @@ def predict(body: Body, w_body, loads=None) -> Theory:
     (``loads.has_torque``) or the body carries a damper or a rotor: the motion is then not the free body's. Gravity and forces
     through the centre of mass leave the rotation torque-free.
     """
-    from .analysis import predicted_flip_period
-
-    if loads is not None and loads.has_torque or not body.is_rigid:
+    if not applies(body, loads):
         return Theory()  # a torque, a damper or a rotor: not the free rigid body's motion
     moments, axes = body.principal()
     w = np.asarray(w_body, dtype=float) @ axes
     return Theory(
-        flip_period=predicted_flip_period(body, w_body),
+        flip_period=flip_period(body, w_body, loads),
         polhode_period=polhode_period(moments, w),
         growth_rate=growth_rate(moments, w),
         montgomery_phase=montgomery_phase(moments, w),
@@ -333,6 +348,20 @@ def observed_polhode_periods(body: Body, t, w) -> np.ndarray:
         periods.append(np.diff(crossings))
     order = np.argsort(np.concatenate(ends), kind="stable")
     return np.concatenate(periods)[order]
+
+
+def intermediate_deviation(body: Body, w_body) -> float | None:
+    """Angle (rad, in [0, pi/2]) between the body-frame momentum ``I omega`` and the
+    intermediate axis, either way along it: the beta of :func:`observed_growth_rate` at one
+    state. :func:`growth_rate` describes a spin only while this is small. None without an
+    intermediate axis or without spin."""
+    moments, axes = body.principal()
+    if not has_intermediate_axis(moments):
+        return None
+    m = (np.asarray(w_body, dtype=float) @ axes) * moments
+    if not np.any(m):
+        return None
+    return float(np.arctan2(np.hypot(m[0], m[2]), abs(m[1])))
 
 
 def observed_growth_rate(body: Body, t, w) -> float | None:

@@ -8,7 +8,6 @@ import math
 import numpy as np
 
 from ..physics import diagnostics, gyrostat, theory
-from ..physics.analysis import predicted_flip_period
 from ..physics.body import has_intermediate_axis
 
 
@@ -49,7 +48,7 @@ def _report(sc) -> dict:
         "center_of_mass": np.asarray(body.center_of_mass).tolist(),
         "L0": L0.tolist(),
         "E0": E0,
-        "flip_period": predicted_flip_period(body, sc.angular_velocity),
+        "flip_period": theory.flip_period(body, sc.angular_velocity, sc.applied_loads),
         **theory.predict(body, sc.angular_velocity, sc.applied_loads).as_dict(),
         **_gyrostat_keys(sc),
     }
