@@ -229,3 +229,33 @@ def test_one_rule_says_where_free_body_theory_applies(capsys):
         path.write_text(dumps(dragged), encoding="utf-8")
         assert main(["inspect", str(path), "--json"]) == 0
         assert json.loads(capsys.readouterr().out)["flip_period"] is None
+
+
+@pytest.mark.parametrize("name", ["main", "poinsot", "compare", "stability"])
+def test_every_view_s_key_says_l_turns_under_a_drag_and_stays_fixed_without(tmp_path, monkeypatch, name):
+    """A fitted throw's drag turns L: the exports said "(fixed in space)" while the main window
+    said "(turned by the applied loads)". One rule (body_scene.legend) for every view."""
+    from tumble.export import Overlay
+    from tumble.export.canvas import Canvas
+    from tumble.export.exporter import export
+    from tumble.views import get_view
+
+    seen = []
+    finish = Canvas.finish
+
+    def spy(self, *args, legend_rows=(), **kwargs):
+        seen.append(tuple(legend_rows))
+        return finish(self, *args, legend_rows=legend_rows, **kwargs)
+
+    monkeypatch.setattr(Canvas, "finish", spy)
+    spec = get_view(name)
+    options = {"directions": 20, "map_duration": 1.0} if name == "stability" else {}
+    for sc, fixed in ((load("t-handle"), True), (dragged_t_handle(), False)):
+        seen.clear()
+        settings = ExportSettings(out=tmp_path / f"{name}.png", fps=10, duration=0.1, size=(320, 240),
+                                  overlay=Overlay(time=False, flips=False, title=None, legend=True))
+        export(spec, spec.runs(sc, options), settings, options=options)
+        (rows,) = seen
+        labels = [label for label, _ in rows]
+        assert any("fixed in space" in label or "L, fixed" in label for label in labels) == fixed, labels
+        assert any("turned by the applied loads" in label for label in labels) == (not fixed), labels

@@ -233,6 +233,8 @@ class CompareWindow(ViewWindow):
         self._shown_first = sc
         labels = [f"{side}: {side_label(s.scenario)}" for side, s in zip(SIDES, snaps)]
         self.show_view(snaps, reset_camera=not same_start(old, sc))
+        self.legend.setText(legend_html(self.view.legend_rows))  # L fixed, or turned by the loads
+        self.legend.adjustSize()
         self.plots.set_names(labels)
         self.plots.clear_curves()
         self._last_plot = 0.0

@@ -69,6 +69,31 @@ VIEW_ELEVATIONS_DEG = tuple(range(15, 51, 5))
 VIEW_AZIMUTH_STEP_DEG = 5
 
 
+#: what the colour key says of L: fixed in space without a torque about the centre of mass
+#: (gravity, forces through it, a damper or a rotor keep it), turned by the loads otherwise
+L_FIXED = "(fixed in space)"
+L_TURNED = "(turned by the applied loads)"
+
+
+def l_turns(scenarios) -> bool:
+    """Whether L turns in any of ``scenarios``: the one rule every colour key, live or
+    exported, follows (``applied_loads.has_torque``: a drag counts)."""
+    return any(sc.applied_loads.has_torque for sc in scenarios)
+
+
+def say_momentum(rows, scenarios, fixed: str = L_FIXED, turned: str = L_TURNED) -> tuple:
+    """``rows`` (label, colour), with ``fixed`` in a label replaced by ``turned`` where L
+    turns in ``scenarios`` (:func:`l_turns`)."""
+    if not l_turns(scenarios):
+        return tuple(rows)
+    return tuple((label.replace(fixed, turned), color) for label, color in rows)
+
+
+def legend(scenarios=()) -> tuple:
+    """:data:`LEGEND` as it applies to ``scenarios`` (L fixed in space, or turned)."""
+    return say_momentum(LEGEND, scenarios)
+
+
 #: the colour key: (label, colour) of everything drawn
 LEGEND = (
     ("body x axis", AXIS_HEX[0]),

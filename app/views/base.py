@@ -76,12 +76,19 @@ class ViewSpec:
 class ViewScene:
     """What the window and the export both call, so the two cannot drift apart.
 
-    Subclasses set ``legend_rows`` and implement :meth:`pose`; the toggles forward to the
+    Subclasses set ``legend_for`` (their module's ``legend_rows(scenarios)``: the key says what
+    L does in the scenarios shown) and implement :meth:`pose`; the toggles forward to the
     scenes they list in ``_scenes`` (objects with set_follow/set_trail_visible/reset_camera/clear).
     Thread: the thread owning the plotters (the GUI thread, or the export's).
     """
 
-    legend_rows: tuple = ()
+    #: the colour key of the scenarios shown: ``legend_for(scenarios)`` -> ((label, colour), ...)
+    legend_for: Callable = staticmethod(lambda scenarios: ())
+
+    @property
+    def legend_rows(self) -> tuple:
+        """The colour key of the scenarios the view shows now (a new scenario may change it)."""
+        return tuple(self.legend_for(self.scenarios))
 
     def __init__(self, scenarios, scenes: dict, ghosts: Sequence = ()):
         self.scenarios = tuple(scenarios)

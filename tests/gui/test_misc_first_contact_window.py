@@ -53,3 +53,17 @@ def test_a_kick_far_from_the_intermediate_axis_is_noted_and_not_given_the_axis_g
     # the other predictions are the kicked orbit's
     expected = theory.predict(snap.scenario.rigid_body, snap.segment_start.w)
     assert panel.predicted.polhode_period == pytest.approx(expected.polhode_period)
+
+
+def test_the_compare_window_s_key_says_l_turns_under_a_drag(qtbot, tmp_path):
+    """It said "(fixed in space)" for a fitted throw, which the main window already did not."""
+    from tumble.gui.compare_window import CompareWindow
+
+    window = CompareWindow(dragged(), paused=True, persist=False)
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.first_frame_drawn, timeout=20000):
+        window.show()
+    qtbot.waitUntil(lambda: "turned by the applied loads" in window.legend.text(), timeout=WAIT_MS)
+    assert "fixed in space" not in window.legend.text()
+    window.load_scenario(load("t-handle"))
+    qtbot.waitUntil(lambda: "fixed in space" in window.legend.text(), timeout=WAIT_MS)
