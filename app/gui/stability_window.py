@@ -254,6 +254,7 @@ class StabilityWindow(ViewWindow):
     def _show_map(self, result) -> None:
         self.result = result
         smap = result.smap
+        self.selected_index = self._same_direction(smap)
         grid = np.degrees(result.grid)
         self.image.setImage(grid, autoLevels=False, levels=(0, 180))
         lon, lat = result.lon_edges, result.lat_edges
@@ -263,6 +264,19 @@ class StabilityWindow(ViewWindow):
                                 f"({smap.integrator}, dt {smap.dt:.3g} s) in {result.seconds:.1f} s")
         self._show_info()
         self.map_ready.emit()
+
+    def _same_direction(self, smap) -> int | None:
+        """The index on ``smap`` of the spin chosen on the map shown before, if it is one of
+        this map's directions too; else None: an index always belongs to the map shown (a
+        choice on a 200-direction map indexed past a new 50-direction one)."""
+        if self.selected_index is None:
+            return None
+        w0 = np.asarray(self.chosen.angular_velocity, dtype=float)
+        if not np.linalg.norm(w0) > 0:
+            return None
+        k = smap.nearest(w0)
+        same = np.allclose(smap.initial_omega(k), w0, rtol=1e-12, atol=1e-12 * np.linalg.norm(w0))
+        return k if same else None
 
     def _show_info(self) -> None:
         rows = []

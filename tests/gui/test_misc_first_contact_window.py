@@ -67,3 +67,40 @@ def test_the_compare_window_s_key_says_l_turns_under_a_drag(qtbot, tmp_path):
     assert "fixed in space" not in window.legend.text()
     window.load_scenario(load("t-handle"))
     qtbot.waitUntil(lambda: "fixed in space" in window.legend.text(), timeout=WAIT_MS)
+
+
+def test_a_spin_chosen_on_a_map_follows_a_recomputed_map_with_fewer_directions(qtbot):
+    """Chosen on a 200-direction map (index up to 199), then the map recomputed with 50: the
+    frame loop raised IndexError ("Display error"). The choice is the lattice direction of the
+    map shown, or none: never an index into another map."""
+    from tumble.gui.launch import resolve_scenario
+    from tumble.gui.stability_window import StabilityWindow
+
+    sc, preset = resolve_scenario("t-handle")
+    window = StabilityWindow(sc, preset=preset, persist=False, directions=200, duration=2.0)
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.first_frame_drawn, timeout=WAIT_MS):
+        window.show()
+    qtbot.waitUntil(lambda: window.result is not None, timeout=WAIT_MS)
+    smap = window.result.smap
+    lon, lat = _map_point(window, smap.directions[199])  # an index past the next map's 50
+    window.select_point(lon, lat)
+    assert window.selected_index == 199
+    window.directions_box.setValue(50)
+    with qtbot.waitSignal(window.map_ready, timeout=WAIT_MS):
+        window.compute()
+    qtbot.wait(300)  # frames drawn with the new map
+    assert "error" not in window.statusBar().currentMessage().lower()
+    new = window.result.smap
+    assert len(new.wander) == 50
+    k2 = window.selected_index
+    if k2 is not None:  # it follows: the same direction on the new map, or cleared
+        w0 = np.asarray(window.chosen.angular_velocity)
+        assert new.directions[k2] @ (w0 / np.linalg.norm(w0)) == pytest.approx(1.0, abs=1e-12)
+    assert "Chosen spin" not in window.info.text() or k2 is not None
+
+
+def _map_point(window, direction):
+    from tumble.views.stability import map_position
+
+    return map_position(direction, window.frame)
