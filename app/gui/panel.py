@@ -31,7 +31,8 @@ from PyQt5.QtWidgets import (
 
 from ..physics.errors import ParameterError
 from ..physics.integrators import DESCRIPTIONS, INTEGRATORS
-from ..scenario import LoadSpec, Scenario, SolverSpec, load, preset_names
+from ..scenario import LoadSpec, Scenario, SolverSpec, dumps, load, loads_toml, preset_names
+from ..scenario.document import number_from_text
 from ..simulation import check_runnable
 from .body_editor import BodyEditor
 from .describe import axis_names, spin_of, spin_summary
@@ -482,11 +483,7 @@ class ParameterPanel(QWidget):
             nums = []
             for c in range(2, 5 if kind == "drag" else 8):
                 item = self.loads.item(r, c)
-                text = item.text().strip() if item else ""
-                try:
-                    nums.append(float(text))
-                except ValueError:
-                    raise ParameterError(f"loads[{r}].{names[c]}", text, "be a number") from None
+                nums.append(number_from_text(item.text() if item else "", f"loads[{r}].{names[c]}"))
             if kind == "drag":
                 specs.append(LoadSpec("drag", model=frame, coefficients=tuple(nums)))
                 continue
@@ -508,6 +505,7 @@ class ParameterPanel(QWidget):
                           loads=self._loads_from_table(), solver=solver,
                           damper_angular_velocity=self.gyro.damper_rate(base, body))
         check_runnable(sc)
+        loads_toml(dumps(sc))  # the file's own parser: what the window applies, File > Save writes loadable
         return sc
 
     def apply(self) -> bool:

@@ -104,3 +104,34 @@ def _map_point(window, direction):
     from tumble.views.stability import map_position
 
     return map_position(direction, window.frame)
+
+
+@pytest.mark.parametrize("kind, column, text, rule", [
+    ("drag", 3, "1e101", "must be at most 1e+100 in magnitude"),
+    ("torque", 2, "-1e101", "must be at most 1e+100 in magnitude"),
+    ("force", 6, "1e101", "must be at most 1e+100 in magnitude"),
+    ("torque", 4, "inf", "must be a number"),
+    ("drag", 2, "nan", "must be a number"),
+    ("force", 3, "1_000", "must be a number"),
+    ("torque", 3, "\u0661\u0662", "must be a number"),  # other scripts' digits: a file refuses them
+])
+def test_a_loads_cell_goes_through_the_file_s_rules(qtbot, tmp_path, kind, column, text, rule):
+    """A drag, torque or force cell of 1e101 was applied (the cells skipped the file's bound),
+    and File > Save scenario then wrote a file Tumble refused to load."""
+    from tumble.gui.panel import ParameterPanel
+    from tumble.physics.errors import ParameterError
+    from tumble.scenario import dumps, loads_toml
+
+    panel = ParameterPanel()
+    qtbot.addWidget(panel)
+    spec = LoadSpec("drag", coefficients=(0.0, 0.0, 0.0)) if kind == "drag" else LoadSpec(kind)
+    panel.set_scenario(load("t-handle").replace(loads=(spec,)))
+    panel.loads.item(0, column).setText(text)
+    with pytest.raises(ParameterError) as info:
+        panel.build()
+    assert info.value.field.startswith("loads[0].") and rule in str(info.value), str(info.value)
+    assert not panel.apply()
+    # what the panel does build, a file holds: saved, it loads back as the same scenario
+    panel.loads.item(0, column).setText("2e-3")
+    sc = panel.build()
+    assert loads_toml(dumps(sc)) == sc
