@@ -135,3 +135,27 @@ def test_a_loads_cell_goes_through_the_file_s_rules(qtbot, tmp_path, kind, colum
     panel.loads.item(0, column).setText("2e-3")
     sc = panel.build()
     assert loads_toml(dumps(sc)) == sc
+
+
+def test_the_shortcuts_dialog_shows_every_description_whole(open_window, qtbot, tmp_path):
+    """It cut descriptions with "..." at its default size: they wrap instead."""
+    from PyQt5.QtCore import QRect, Qt
+    from PyQt5.QtGui import QFontMetrics
+
+    window = open_window("t-handle", paused=True)
+    dialog = window.show_shortcuts()
+    qtbot.addWidget(dialog)
+    qtbot.waitExposed(dialog)
+    table = dialog.table
+    assert table.textElideMode() == Qt.ElideNone and table.wordWrap()
+    metrics = QFontMetrics(table.font())
+    long_rows = 0
+    for r in range(table.rowCount()):
+        for c in range(3):
+            text = table.item(r, c).text()
+            width = table.columnWidth(c) - 2 * (table.style().pixelMetric(table.style().PM_FocusFrameHMargin) + 1)
+            need = metrics.boundingRect(QRect(0, 0, width, 100000), Qt.TextWordWrap, text)
+            assert need.height() <= table.rowHeight(r), (r, c, text)
+            long_rows += metrics.horizontalAdvance(text) > table.columnWidth(c)
+    assert long_rows  # some description is wider than its column: it wraps onto more lines
+    dialog.grab().save(str(tmp_path / "shortcuts.png"))
