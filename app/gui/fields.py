@@ -26,6 +26,12 @@ def fmt(x: float) -> str:
     return f"{x + 0.0:.6g}"
 
 
+def fixed(x: float, decimals: int) -> str:
+    """``x`` with ``decimals`` decimals, no "-0.00" for a small negative number: a sign on
+    nothing reads as information that is not there."""
+    return f"{round(float(x), decimals) + 0.0:.{decimals}f}"
+
+
 class NumberField(QLineEdit):
     """A line edit holding one number; ``field`` names it in error messages."""
 

@@ -43,6 +43,7 @@ from ..simulation.stability import DEFAULT_DIRECTIONS, DEFAULT_DURATION, axis_la
 from ..simulation.stability_job import StabilityJob
 from ..views.stability import COLOR_MAP, TRACK_COLOR, map_position
 from . import settings as keys
+from .fields import fixed
 from .plots import release_menus
 from .shell import ViewWindow
 from .stability_map import add_axis_markers, body_direction
@@ -398,7 +399,7 @@ class StabilityWindow(ViewWindow):
         lon, lat = map_position(w0, self.frame) if np.linalg.norm(w0) > 0 else (0.0, 0.0)
         self.spin_label.setText(
             f"<b>{sc.name}</b><br>ω₀ = ({w_text}) rad/s, body frame<br>"
-            f"map point: longitude {lon:.1f}°, latitude {lat:.1f}°<br>"
+            f"map point: longitude {fixed(lon, 1)}°, latitude {fixed(lat, 1)}°<br>"
             f"<span style='color:{OMEGA_COLOR}'>■</span> ω &nbsp; <span style='color:{L_COLOR}'>■</span> L "
             f"&nbsp; <span style='color:{TRAIL_COLOR}'>■</span> trail of the intermediate axis' tip")
         self.spin_label.adjustSize()

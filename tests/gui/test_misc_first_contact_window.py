@@ -159,3 +159,21 @@ def test_the_shortcuts_dialog_shows_every_description_whole(open_window, qtbot, 
             long_rows += metrics.horizontalAdvance(text) > table.columnWidth(c)
     assert long_rows  # some description is wider than its column: it wraps onto more lines
     dialog.grab().save(str(tmp_path / "shortcuts.png"))
+
+
+def test_the_principal_axes_in_the_body_box_show_no_negative_zero(qtbot):
+    """An axis off the body axes printed [-0.00, -0.56, -0.83]: a sign on nothing."""
+    import re
+
+    from tumble.gui.body_editor import BodyEditor
+    from tumble.scenario import BodySpec
+
+    editor = BodyEditor()
+    qtbot.addWidget(editor)
+    spec = BodySpec(shape="custom", mass=1.0, inertia=(2.0, 2.2, 2.6, 0.5, 0.002, 0.0))
+    editor.show_body(spec, spec.build())
+    editor.update_moments()
+    text = editor.moments.text()
+    assert "[" in text  # an axis off the body axes is written out
+    numbers = re.findall(r"[-−]?\d+\.\d+", text)
+    assert numbers and not [n for n in numbers if n[0] in "-−" and float(n[1:]) == 0], text
