@@ -259,3 +259,36 @@ def test_every_view_s_key_says_l_turns_under_a_drag_and_stays_fixed_without(tmp_
         labels = [label for label, _ in rows]
         assert any("fixed in space" in label or "L, fixed" in label for label in labels) == fixed, labels
         assert any("turned by the applied loads" in label for label in labels) == (not fixed), labels
+
+
+def test_the_trail_of_a_fast_spin_is_round(tmp_path):
+    """explorer-1 spins at 78.5 rad/s: 0.8 rad between two 10 ms samples, and its trail drew a
+    square. The trail's points are now at most TRAIL_STEP of turning apart (Hermite orientations
+    between samples), and lie on the circle the spin sweeps, many a turn."""
+    import numpy as np
+
+    from tumble.export.timeline import simulate_timeline
+    from tumble.physics import quaternion as quat
+    from tumble.views import base
+    from tumble.views.base import pose_with_trail
+
+    TRAIL_STEP = getattr(base, "TRAIL_STEP", 0.1)  # noqa: N806 - the module's constant
+
+    class Scene:
+        trail_visible = True
+
+        def set_pose(self, c, q, w, L, trail_q=None, trail_c=None):
+            self.trail_q = trail_q
+
+    sc = load("explorer-1")
+    plan = plan_export(sc, ExportSettings(out=tmp_path / "x.png", fps=10, duration=0.2, start=5.0))
+    timeline = simulate_timeline(sc, plan)
+    scene = Scene()
+    pose_with_trail(scene, timeline, plan.end, 6.0, 600, {"trail_q": "q"})
+    qs = scene.trail_q
+    assert 300 <= len(qs) <= 600
+    steps = quat.angle_between(qs[:-1], qs[1:])
+    assert np.max(steps) <= TRAIL_STEP * 1.01
+    # the tip of a body axis across the spin: at least 2 pi / TRAIL_STEP points a turn
+    tips = quat.rotate(qs, np.array([1.0, 0.0, 0.0]))
+    assert np.max(np.linalg.norm(np.diff(tips, axis=0), axis=1)) <= TRAIL_STEP * 1.01
