@@ -292,3 +292,79 @@ def test_the_trail_of_a_fast_spin_is_round(tmp_path):
     # the tip of a body axis across the spin: at least 2 pi / TRAIL_STEP points a turn
     tips = quat.rotate(qs, np.array([1.0, 0.0, 0.0]))
     assert np.max(np.linalg.norm(np.diff(tips, axis=0), axis=1)) <= TRAIL_STEP * 1.01
+
+
+def _text_boxes(canvas):
+    """(text, x0, x1, y0, y1) of every text on the canvas, in pixels from the bottom left of the frame."""
+    boxes = []
+    x_offset = 0
+    for pane, renderer in zip(canvas.panes, canvas.plotter.renderers):
+        for actor in renderer.GetViewProps():
+            if actor.IsA("vtkTextActor") and actor.GetInput():
+                bb = [0.0] * 4
+                actor.GetBoundingBox(renderer, bb)
+                x, y = actor.GetPosition()
+                boxes.append((actor.GetInput(), x_offset + x + bb[0], x_offset + x + bb[1], y + bb[2], y + bb[3]))
+        x_offset += pane.window_size[0]
+    return boxes
+
+
+@pytest.mark.parametrize("size, shares", [((800, 720), [1.0]), ((400, 360), [1.0]), ((640, 360), [1.0, 1.0])])
+def test_a_long_title_stays_inside_its_pane_and_off_the_key(size, shares):
+    """With --with-plots the title ran off the left edge and over the colour key: it wraps
+    (and at worst ends in an ellipsis) within its pane, clear of the key."""
+    from tumble.export.canvas import Canvas
+    from tumble.scene.body_scene import LEGEND
+
+    title = "Fit of Gyroscope rotation rate 2026-11-27 10-11-12, flight at 1.14 s, replayed with drag " * 2
+    canvas = Canvas(size, shares)
+    try:
+        canvas.finish(title, status=True, legend_rows=LEGEND)
+        boxes = _text_boxes(canvas)
+        titles = [b for b in boxes if b[0] not in {label for label, _ in LEGEND} and b[0] != "\u25a0"]
+        (shown,) = [b for b in titles if b[0].split()[0] == "Fit"]
+        key = [b for b in boxes if b[0] in {label for label, _ in LEGEND}]
+        last = sum(p.window_size[0] for p in canvas.panes[:-1])
+        _, x0, x1, y0, y1 = shown
+        assert last <= x0 and x1 <= size[0], shown  # inside its pane
+        for _, kx0, kx1, ky0, ky1 in key:  # no overlap with any row of the key
+            assert x0 >= kx1 or x1 <= kx0 or y0 >= ky1 or y1 <= ky0, (shown, key)
+        assert "\n" in shown[0] or shown[0].endswith("…")
+    finally:
+        canvas.close()
+
+
+@pytest.mark.parametrize("size", [(640, 360), (1280, 720)])
+def test_the_stability_export_frames_its_body_below_the_colour_key(tmp_path, size):
+    """The key crosses the middle of the stability view's narrow body pane, and the L arrow
+    pointing up poked into it: the body is framed below the key, so the reach of its arrows
+    (L_ARROW_LENGTH body radii, pointing anywhere) stays under the key's bottom edge."""
+    import numpy as np
+
+    from tumble.export import Overlay
+    from tumble.export.exporter import FrameComposer
+    from tumble.export.timeline import simulate_timeline
+    from tumble.scene.body_scene import L_ARROW_LENGTH
+    from tumble.views import get_view
+
+    sc = load("t-handle")
+    spec = get_view("stability")
+    options = {"directions": 20, "map_duration": 1.0}
+    plan = plan_export(sc, ExportSettings(out=tmp_path / "s.png", fps=10, duration=0.1, size=size,
+                                          overlay=Overlay(legend=True)))
+    runs = spec.runs(sc, options)
+    composer = FrameComposer(spec, runs, plan, [simulate_timeline(r, plan) for r in runs], options)
+    try:
+        composer.frame(0)
+        scene = composer.view.scenes["body"]
+        renderer = composer.canvas.plotter.renderers[0]
+        cam = renderer.GetActiveCamera()
+        up = np.asarray(cam.GetViewUp())
+        renderer.SetWorldPoint(*(np.asarray(cam.GetFocalPoint()) + L_ARROW_LENGTH * scene.radius * up), 1.0)
+        renderer.WorldToDisplay()
+        reach = renderer.GetDisplayPoint()[1]  # px from the bottom
+        key_bottom = size[1] - composer.canvas.legend_reach
+        assert composer.canvas.legend_right > composer.canvas.panes[0].window_size[0] / 2
+        assert reach < key_bottom, (reach, key_bottom)
+    finally:
+        composer.close()

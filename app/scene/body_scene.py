@@ -52,6 +52,8 @@ GRID_DEPTH = 1.8
 #: the camera starts far enough back that a sphere of this radius (in body radii) about
 #: the body fits the view: the arrows (L_ARROW_LENGTH) with their heads and a margin
 FRAMED_RADII = 2.2
+#: most of a view's height :meth:`RigidBodyScene.keep_top_clear` gives up to a colour key
+MAX_TOP_CLEAR = 0.5
 #: the vertical view angle (degrees) and the preferred viewing direction (body to camera)
 VIEW_ANGLE = 30.0
 CAMERA_DIRECTION = (1.0, -1.35, 0.75)
@@ -170,6 +172,7 @@ class RigidBodyScene(TrailScene):
     def __init__(self, plotter, *, follow: bool = True, trail: bool = True, gradient: bool = False):
         super().__init__(plotter, follow=follow, trail=trail, gradient=gradient)
         self._fitted_offset = None  # camera position - focal point as last fitted
+        self._top_clear = 0.0  # share of the view's height kept clear at the top (keep_top_clear)
         self.radius = 1.0
         self._focus = np.zeros(3)
         self._omega_ref = 1.0
@@ -220,16 +223,25 @@ class RigidBodyScene(TrailScene):
         one chosen for the body's start (:func:`view_direction`)."""
         center = self._focus if center is None else np.asarray(center, dtype=float)
         d = self._view
-        # the arrows fit across the narrower of the view's two directions
+        # the arrows fit across the narrower of the view's two directions (below a band kept
+        # clear at the top, :meth:`keep_top_clear`)
         half = math.radians(VIEW_ANGLE / 2)
+        clear = self._top_clear
         width, height = self.plotter.window_size
         if width > 1 and height > 1:  # a view not laid out yet: the height only, re-fitted on resize
-            half = min(half, math.atan(math.tan(half) * width / height))
+            half = min(math.atan(math.tan(half) * (1.0 - clear)), math.atan(math.tan(half) * width / height))
         aim_camera(self.plotter, center, center + FRAMED_RADII * self.radius / math.sin(half) * d, (0.0, 0.0, 1.0),
                    VIEW_ANGLE)
+        self.plotter.camera.SetWindowCenter(0.0, clear)  # the body in the middle of what is left
         self._focus = center.copy()
         cam = self.plotter.camera
         self._fitted_offset = np.subtract(cam.position, cam.focal_point)
+
+    def keep_top_clear(self, share: float) -> None:
+        """Frame the body in the view below its top ``share`` of the height (an export's colour
+        key reaching past the middle of a narrow pane, where L points up), and re-aim."""
+        self._top_clear = min(max(float(share), 0.0), MAX_TOP_CLEAR)
+        self.reset_camera()
 
     def fit_to_view(self) -> None:
         """Fit the camera to the view's new shape (after a resize), unless the user has
