@@ -41,6 +41,8 @@ from .gyro_editor import GyroEditor
 
 #: added to the name of a scenario the panel changed
 EDITED = "(edited)"
+#: characters the scenario picker is sized for; a longer name is cut in the box (shown whole in its list)
+PICKER_CHARS = 16
 #: standard gravity used when gravity is switched on with a zero vector (m/s^2)
 STANDARD_GRAVITY = (0.0, 0.0, -9.81)
 LOAD_COLUMNS = ("kind", "frame", "vx", "vy", "vz", "px", "py", "pz")
@@ -111,6 +113,10 @@ class ParameterPanel(QWidget):
         box = QGroupBox("Scenario")
         lay = QVBoxLayout(box)
         self.preset = QComboBox()
+        # a long scenario name (a fitted flight's) is cut in the box, not a reason to widen the
+        # panel until its inertia columns are clipped; the list shows it whole
+        self.preset.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.preset.setMinimumContentsLength(PICKER_CHARS)
         self.preset.addItems(preset_names())
         self._preset_count = self.preset.count()  # then at most one entry: the scenario that is no preset
         self.preset.setToolTip("Load a shipped preset (restarts the run)")

@@ -177,3 +177,29 @@ def test_the_principal_axes_in_the_body_box_show_no_negative_zero(qtbot):
     assert "[" in text  # an axis off the body axes is written out
     numbers = re.findall(r"[-−]?\d+\.\d+", text)
     assert numbers and not [n for n in numbers if n[0] in "-−" and float(n[1:]) == 0], text
+
+
+def test_a_long_scenario_name_and_description_leave_the_inertia_fields_whole(open_window, qtbot, tmp_path):
+    """A fitted scenario's long name (the picker) and description widened the parameter panel
+    until the Jzz column was clipped: they wrap or elide within the dock's width."""
+    from PyQt5.QtCore import QPoint
+
+    from tumble.scenario import dumps
+
+    sc = load("t-handle").replace(
+        name="Fit of Gyroscope rotation rate 2026-11-27 10-11-12 (phyphox export), flight at 1.14 s",
+        description="tumble fit: ratios 0.3110, 0.7388, 1.0000, quadratic drag; replays the flight from "
+                    "1.142 s to 2.027 s of /home/someone/Downloads/Gyroscope_rotation_rate_2026-11-27_10-11-12.csv")
+    sc = sc.replace(body=sc.body.__class__(shape="custom", mass=1.0, inertia=(0.3109698960468672,
+                                                                               0.7388132453425728, 1.0, 0, 0, 0)))
+    path = tmp_path / ("Gyroscope rotation rate 2026-11-27 10-11-12 fit" + ".toml")
+    path.write_text(dumps(sc), encoding="utf-8")
+    window = open_window(str(path), paused=True)
+    panel = window.panel
+    qtbot.waitUntil(lambda: panel.inertia_fields[2].isVisible(), timeout=WAIT_MS)
+    viewport = panel.scroll.viewport()
+    for field in panel.inertia_fields[:3]:
+        right = field.mapTo(viewport, QPoint(field.width(), 0)).x()
+        assert right <= viewport.width(), (right, viewport.width())
+    for widget in (panel.preset, panel.description):
+        assert widget.mapTo(viewport, QPoint(widget.width(), 0)).x() <= viewport.width()
