@@ -256,8 +256,8 @@ class CompareWindow(ViewWindow):
         lab["flips"].setText(f"flips {a.flips} / {b.flips}")
         parts = []
         for side, color, snap in zip(SIDES, SIDE_COLORS, snaps):
-            parts.append(f"<span style='color:{color}'><b>{side}</b></span> ΔE/E₀ {snap.E_drift:+.2e}, "
-                         f"Δ|L|/|L₀| {snap.L_norm_drift:+.2e}")
+            parts.append(f"<span style='color:{color}'><b>{side}</b></span> ΔE/E₀ {snap.E_drift + 0.0:+.2e}, "
+                         f"Δ|L|/|L₀| {snap.L_norm_drift + 0.0:+.2e}")
         self.summary.setText("<br>".join(parts))
 
     # ------------------------------------------------------------------ closing

@@ -39,7 +39,7 @@ ROWS = (
 
 
 def _format(value, unit: str) -> str:
-    return "—" if value is None else f"{value:.6g} {unit}"
+    return "—" if value is None else f"{value + 0.0:.6g} {unit}"  # + 0.0: no "-0"
 
 
 class TheoryPanel(QWidget):

@@ -177,6 +177,10 @@ def test_the_principal_axes_in_the_body_box_show_no_negative_zero(qtbot):
     assert "[" in text  # an axis off the body axes is written out
     numbers = re.findall(r"[-−]?\d+\.\d+", text)
     assert numbers and not [n for n in numbers if n[0] in "-−" and float(n[1:]) == 0], text
+    # the Theory dock's cells too (an observed value of exactly -0.0)
+    from tumble.gui.theory_panel import _format
+
+    assert _format(-0.0, "rad") == "0 rad"
 
 
 def test_a_long_scenario_name_and_description_leave_the_inertia_fields_whole(open_window, qtbot, tmp_path):
