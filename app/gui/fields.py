@@ -17,7 +17,6 @@ from PyQt5.QtWidgets import (
     QWidget,
 )
 
-from ..physics.errors import ParameterError
 from ..scenario.document import number_from_text
 
 
