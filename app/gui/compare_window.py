@@ -24,6 +24,7 @@ from PyQt5.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QSizePoli
 from ..physics.errors import ParameterError
 from ..physics.integrators import DESCRIPTIONS, INTEGRATORS
 from ..scenario import Scenario, preset_names
+from ..scenario.document import number_from_text
 from ..scene.compare import SIDE_COLORS
 from ..simulation.compare import SIDES, side_label, variant
 from .plots import DEFAULT_COMPARE_WINDOW, DriftPlots, PlotsBox
@@ -173,7 +174,8 @@ class CompareWindow(ViewWindow):
         pair = []
         for side, combo, field in zip(SIDES, self.integrator_combos, self.dt_fields):
             try:
-                pair.append(variant(self.base, combo.currentText(), field.text().strip(), side))
+                dt = number_from_text(field.text(), f"{side}.dt")  # a scenario file's number rules
+                pair.append(variant(self.base, combo.currentText(), dt, side))
                 field.setProperty("invalid", False)
             except ParameterError as err:
                 if err.field.endswith("dt"):

@@ -207,3 +207,15 @@ def test_a_long_scenario_name_and_description_leave_the_inertia_fields_whole(ope
         assert right <= viewport.width(), (right, viewport.width())
     for widget in (panel.preset, panel.description):
         assert widget.mapTo(viewport, QPoint(widget.width(), 0)).x() <= viewport.width()
+
+
+@pytest.mark.parametrize("text", ["1_0e-3", "\u0661e-3", "inf", "1e101"])
+def test_the_compare_window_reads_its_steps_under_the_file_s_rules(qtbot, text):
+    """Its dt fields read float(): "1_0e-3" and other scripts' digits were steps; a file refuses them."""
+    from tumble.gui.compare_window import CompareWindow
+
+    window = CompareWindow(load("t-handle"), paused=True, persist=False)
+    qtbot.addWidget(window)
+    window.dt_fields[1].setText(text)
+    assert not window.apply_choices()
+    assert window.choice_error.text().startswith("B.dt must be "), window.choice_error.text()
