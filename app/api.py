@@ -68,7 +68,7 @@ def simulate(sc, *, integrator=None, dt=None, duration=None, sample=None, output
     """
     from .cli_support import parse_point, with_solver_flags
     from .physics import diagnostics
-    from .physics.analysis import predicted_flip_period
+    from .physics import theory
     from .physics.integrators import REGISTRY, check_run_size, integrator_info
     from .physics.integrators import simulate as integrate
     from .simulation.table import POINT_GROUPS, check_finite, check_outputs, trajectory_table
@@ -109,7 +109,7 @@ def simulate(sc, *, integrator=None, dt=None, duration=None, sample=None, output
         "integrator": solver.integrator, "dt": solver.dt, "duration": solver.duration, "sample": sample,
         "outputs": tuple(groups), "point": None if point is None else tuple(point),
         "flip_times": flips,
-        "predicted_flip_period": predicted_flip_period(sc.rigid_body, sc.angular_velocity),
+        "predicted_flip_period": theory.flip_period(sc.rigid_body, sc.angular_velocity, sc.applied_loads),
         "mean_flip_period": float(np.mean(np.diff(flips))) if len(flips) > 1 else None,
         "max_E_drift": float(np.max(np.abs(d.E_drift))),
         "max_L_drift": float(np.max(d.L_drift)),

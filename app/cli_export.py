@@ -23,7 +23,7 @@ def add_export_parser(sub, integrator, integrator_help) -> None:
     e = sub.add_parser("export", help="render an animation (MP4, GIF, PNG frames) or its data, off screen")
     e.add_argument("scenario", help="preset name or TOML file")
     e.add_argument("--out", required=True,
-                   help="FILE.mp4 (H.264), FILE.gif, FILE.png (FILE_0000.png, FILE_0001.png, ... beside it), "
+                   help="FILE.mp4 (H.264), FILE.gif, FILE.png (the frames FILE_0000.png, FILE_0001.png, ... in its folder; no FILE.png itself), "
                         "or data: FILE.csv / FILE.npz (trajectory, one row per frame), FILE.toml (the scenario)")
     e.add_argument("--fps", metavar="N", type=number_flag("--fps"),
                    help="frames per second, 1 to 240 (default 30; 20 for a GIF)")

@@ -104,3 +104,18 @@ def test_a_run_that_leaves_the_finite_world_still_gets_finite_axes(synthetic_tim
     lo, hi = panel.canvas.figure.axes[1].get_ylim()
     finite = tl.w[np.isfinite(tl.w)]
     assert np.isfinite([lo, hi]).all() and lo < finite.min() and hi > finite.max()
+
+
+@pytest.mark.parametrize("t_end", [0.0, 1e-4, 0.15])
+def test_a_clip_of_a_frame_or_two_labels_its_time_axis_readably(synthetic_timeline, t_end):
+    """A one-frame (or 0.2 s, slow-motion) clip from the run's start spanned 1e-9 s of time, and
+    the axis read 0.0000000000 at every tick: the axis spans at least MIN_AXIS_SPAN."""
+    from tumble.export.plots import MIN_AXIS_SPAN
+
+    panel = PlotPanel(SIZE, MAIN_PLOTS, (synthetic_timeline(),), t_end, t_start=0.0)
+    ax = panel.canvas.figure.axes[-1]
+    lo, hi = ax.get_xlim()
+    assert lo == 0.0 and hi == pytest.approx(max(t_end, MIN_AXIS_SPAN), rel=1e-6)
+    labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+    assert len(labels) >= 2 and len(set(labels)) == len(labels), labels
+    assert max(len(label) for label in labels) <= 6, labels

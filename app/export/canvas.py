@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 
 import numpy as np
@@ -20,11 +21,36 @@ MIN_LEGEND_FONT = 10
 MIN_FONT = 9
 #: margin of the overlay text from the frame's edges, as a fraction of the frame height
 MARGIN_FRACTION = 0.02
+#: most lines a long title wraps onto (the last one ends in an ellipsis if it is still too long)
+TITLE_LINES = 2
+#: narrowest room beside the colour key a title takes, as a share of its pane's width; with
+#: less it goes under the key, across the pane
+MIN_TITLE_ROOM = 0.3
+#: the widest status line (time and flips) a title keeps clear of at the bottom
+STATUS_SAMPLE = "t = 000.00 s     flips: 00"
 #: environment variable VTK reads to choose its render window class
 WINDOW_CLASS_VARIABLE = "VTK_DEFAULT_OPENGL_WINDOW"
 #: the colour key's swatch, and the opacity of the band behind its rows
 SWATCH = "\u25a0"
 LEGEND_BACKING = 0.6
+
+
+def wrap_text(text: str, room: float, width, lines: int) -> str:
+    """``text`` broken at spaces onto at most ``lines`` lines, each at most ``room`` wide as
+    ``width(line)`` measures it; a word wider than the room, or what is left past the last
+    line, is cut with an ellipsis."""
+    words, out = text.split(), []
+    while words and len(out) < lines:
+        line = words.pop(0)
+        while words and width(f"{line} {words[0]}") <= room:
+            line = f"{line} {words.pop(0)}"
+        if words and len(out) == lines - 1 or width(line) > room:  # the last line: end it visibly
+            line = line if not words else line + " …"
+            while width(line) > room and len(line) > 1:
+                line = line[:-2].rstrip() + "…"
+            words = []
+        out.append(line)
+    return "\n".join(out)
 
 
 def text_px(height: int) -> int:
@@ -172,22 +198,57 @@ class Canvas:
         h = self.height
         font = text_px(h)
         margin = max(4, round(MARGIN_FRACTION * h))
+        #: the colour key's right edge and its far edge from its corner (px in the first pane; 0 without)
+        self.legend_right = self.legend_reach = 0
         if status:
             self._status = self._text("", (margin, margin), font)
-        if title:
-            top = title_corner == "top"
-            last = len(self.panes) - 1
-            x = self.panes[last].window_size[0] - margin
-            prop = self._text(title, (x, h - margin if top else margin), max(MIN_FONT, round(TITLE_FRACTION * h)),
-                              pane=last).GetTextProperty()
-            prop.SetJustificationToRight()
-            if top:
-                prop.SetVerticalJustificationToTop()
-            prop.BoldOn()
         if legend_rows:
             # at the bottom, the rows stand on the time and flips line
             self._legend(legend_rows, margin, legend_size(h),
                          bottom=margin + round(1.6 * font) if legend_corner == "bottom" else None)
+        if title:
+            self._title(title, title_corner, legend_corner if legend_rows else None, status, margin, font)
+
+    def _title(self, title: str, corner: str, legend_corner: str | None, status: bool, margin: int,
+               font: int) -> None:
+        """The title at the top (or bottom) right of the last pane, bold, wrapped onto at most
+        TITLE_LINES lines that fit beside the colour key or the status line sharing its corner
+        (under the key, across the pane, when that leaves less than MIN_TITLE_ROOM)."""
+        h = self.height
+        top = corner == "top"
+        last = len(self.panes) - 1
+        width = self.panes[last].window_size[0]
+        actor = self._text("", (width - margin, h - margin if top else margin),
+                           max(MIN_FONT, round(TITLE_FRACTION * h)), pane=last)
+        prop = actor.GetTextProperty()
+        prop.SetJustificationToRight()
+        if top:
+            prop.SetVerticalJustificationToTop()
+        prop.BoldOn()
+        beside, below = 0, 0  # what shares the title's corner: its right edge, its far edge
+        if last == 0 and legend_corner == corner:
+            beside, below = self.legend_right, self.legend_reach
+        elif last == 0 and not top and status:
+            beside, below = self._measure(actor, STATUS_SAMPLE, font), margin + font
+        room = width - margin - (beside + margin if beside else margin)
+        if beside and room < MIN_TITLE_ROOM * width:  # under the key instead, across the pane
+            room = width - 2 * margin
+            actor.SetPosition(width - margin, h - below - margin if top else below + margin)
+        actor.SetInput(vtk_text(wrap_text(title, room, lambda text: self._measure(actor, text), TITLE_LINES)))
+
+    def _measure(self, actor, text: str, size: int | None = None) -> int:
+        """Width (px) ``text`` takes drawn as ``actor`` draws (at ``size`` px if given);
+        the actor is left as it was."""
+        prop = actor.GetTextProperty()
+        before, old_size = actor.GetInput(), prop.GetFontSize()
+        if size is not None:
+            prop.SetFontSize(int(size))
+        actor.SetInput(vtk_text(text))
+        box = [0.0] * 4
+        actor.GetBoundingBox(self.plotter.renderers[0], box)
+        actor.SetInput(before)
+        prop.SetFontSize(old_size)
+        return int(math.ceil(box[1] - box[0]))
 
     def _text(self, text: str, position, size: int, color: str = TEXT_COLOR, pane: int = 0):
         """A text actor at ``position`` (pixels from the bottom left of pane ``pane``), drawn
@@ -220,7 +281,9 @@ class Canvas:
                 prop = actor.GetTextProperty()
                 prop.SetBackgroundColor(back)
                 prop.SetBackgroundOpacity(LEGEND_BACKING)
+            self.legend_right = max(self.legend_right, margin + round(1.2 * size) + self._measure(text, label))
         self.legend_box = (margin, margin + len(rows) * line, size)
+        self.legend_reach = margin + len(rows) * line if bottom is None else bottom + len(rows) * line
 
     def set_status(self, text: str) -> None:
         if self._status is not None:

@@ -65,6 +65,11 @@ class ExportResult:
         return self.plan.duration / self.seconds if self.seconds > 0 else float("inf")
 
 
+#: a colour key at the top whose right edge passes this share of its pane's width gets the
+#: band it covers kept clear of the body (:meth:`FrameComposer._clear_the_key`)
+KEY_CLEAR_SHARE = 0.5
+
+
 class FrameComposer:
     """Whole frames of any view: its 3D panes on the canvas, its 2D pictures beside them,
     the plot panel at the right when asked. Thread: the thread that created it.
@@ -102,6 +107,7 @@ class FrameComposer:
             self.canvas.finish(plan.title, status=ov.time or ov.flips,
                                legend_rows=rows if ov.legend else (),
                                title_corner=spec.title_corner, legend_corner=spec.legend_corner)
+            self._clear_the_key(spec, three)
             for k, pane in enumerate(panes[len(three):], start=len(three)):
                 size = (edges[k + 1] - edges[k], h)
                 self.pictures.append((edges[k], edges[k + 1], self.view.picture(pane.name, size)))
@@ -112,6 +118,16 @@ class FrameComposer:
         except BaseException:
             self.close()
             raise
+
+    def _clear_the_key(self, spec, three) -> None:
+        """A colour key at the top reaching past the middle of the first pane (the stability
+        view's half-width pane) would be crossed by an arrow pointing up: that pane's body is
+        framed below the key."""
+        scene = self.view.scenes.get(three[0].name) if three else None
+        width = self.canvas.panes[0].window_size[0] if three else 0
+        if spec.legend_corner == "top" and hasattr(scene, "keep_top_clear") \
+                and self.canvas.legend_right > KEY_CLEAR_SHARE * width:
+            scene.keep_top_clear(self.canvas.legend_reach / self.plan.size[1])
 
     def status_text(self, t: float, flips) -> str:
         """``t = 1.23 s  (2x)     flips: 3`` (a pair: ``flips: A 3 / B 2``)."""
@@ -157,8 +173,7 @@ def check_ghost(scenarios) -> None:
     for sc in scenarios:
         reason = exact_unavailable_reason(sc.model)
         if reason is not None:
-            raise ParameterError("overlay", "ghost", "not include ghost for this scenario: the exact ghost is the "
-                                 f"closed-form solution, which does not apply ({reason})")
+            raise ParameterError("overlay", "ghost", f"not include ghost for this scenario: it has {reason}")
 
 
 def export(view, scenarios, settings: ExportSettings | ExportPlan,

@@ -30,6 +30,9 @@ LINE_WIDTH = 1.4
 Y_MARGIN = 0.08
 #: shortest stretch of simulated time the plots show (s)
 MIN_SPAN = 2.0
+#: shortest time axis (s): a clip of one frame at the run's start has no span of its own, and
+#: an axis of 1e-9 s labelled every tick 0.0000000000
+MIN_AXIS_SPAN = 0.01
 #: dots per inch of the figure; only the pixel size matters
 DPI = 100
 #: text lines kept below the plots (tick labels and the time label) and above each plot
@@ -113,7 +116,7 @@ class PlotPanel:
             titles.append(ax.set_title(row_title(row, exponent, row_log, short=True), color=TEXT_COLOR,
                                        fontsize=fs, loc="left", pad=TITLE_PAD))
             ax.set_ylim(*value_range(*values, pad=Y_MARGIN))
-            ax.set_xlim(left, max(t_end, left + 1e-9))
+            ax.set_xlim(left, max(t_end, left + MIN_AXIS_SPAN))
             for c, y in zip(row.curves, values):
                 (curve,) = ax.plot([], [], color=c.color, linewidth=LINE_WIDTH * c.width / 1.5, label=label(c),
                                    linestyle="--" if c.dashed else "-", animated=True, solid_joinstyle="round")

@@ -238,10 +238,12 @@ def plan_export(scenario, settings: ExportSettings) -> ExportPlan:
         if duration <= 0:
             raise ParameterError("duration", settings.duration, "be a finite number > 0 (s of video)")
         if duration > longest * (1 + SPAN_SLACK):
+            slower = speed_to_fit(run - start, duration)
+            hint = f"; speed {slower:g} shows the whole run in {duration:g} s" if slower is not None else ""
             raise ParameterError(
                 "duration", settings.duration,
                 f"be <= {longest:.6g} s (s of video: from start {start:g} s at speed {speed:g} the clip must end "
-                f"within the scenario's run of {run:g} s)")
+                f"within the scenario's run of {run:g} s{hint})")
     n_frames = int(round(duration * fps))
     if n_frames < 1:
         raise ParameterError("duration", settings.duration, f"last at least one frame (>= {1 / fps:.6g} s at {fps} fps)")
@@ -264,6 +266,18 @@ def plan_export(scenario, settings: ExportSettings) -> ExportPlan:
         title = default_title(scenario)
     return ExportPlan(out=out, format=fmt, fps=fps, size=size, n_frames=n_frames, start=start, speed=speed,
                       with_plots=bool(settings.with_plots), overlay=settings.overlay, title=title)
+
+
+def speed_to_fit(span: float, duration: float) -> float | None:
+    """The playback speed, rounded down to two significant digits, at which a clip of
+    ``duration`` s of video shows ``span`` s of simulated time (a fitted flight lasts under
+    a second: ``tumble export FIT.toml --duration 3`` needs about 0.29); None below
+    :data:`MIN_SPEED`."""
+    exact = span / duration
+    if not exact >= MIN_SPEED:
+        return None
+    step = 10.0 ** (math.floor(math.log10(exact)) - 1)
+    return min(MAX_SPEED, math.floor(exact / step * (1 + SPAN_SLACK)) * step)
 
 
 def default_title(scenario) -> str:

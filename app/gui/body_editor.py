@@ -25,7 +25,7 @@ from ..physics.errors import ParameterError
 from ..scenario import SHAPES, BodySpec
 from ..scenario.meshes import MESH_SUFFIXES, UNITS, load_mesh
 from ..scene.style import AXIS_HEX
-from .fields import NumberField, hint
+from .fields import NumberField, fixed, hint
 from .file_dialogs import open_path
 
 #: labels of the size entries of each shape (all in metres)
@@ -349,7 +349,7 @@ class BodyEditor(QGroupBox):
             if abs(a[j]) > 1 - 1e-9:
                 along = f"<span style='color:{AXIS_HEX[j]}'>{'−' if a[j] < 0 else ''}body {'xyz'[j]}</span>"
             else:
-                along = "[" + ", ".join(f"{x:.2f}" for x in a) + "]"
+                along = "[" + ", ".join(fixed(x, 2) for x in a) + "]"
             mark = " ← <b>intermediate</b> (unstable)" if k == 1 and distinct else ""
             rows.append(f"I{k + 1} = {moments[k]:.4g} along {along}{mark}")
         note = "" if distinct else "<br>two moments are equal: a symmetric body, no intermediate axis to flip about"

@@ -24,6 +24,7 @@ from PyQt5.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QSizePoli
 from ..physics.errors import ParameterError
 from ..physics.integrators import DESCRIPTIONS, INTEGRATORS
 from ..scenario import Scenario, preset_names
+from ..scenario.document import number_from_text
 from ..scene.compare import SIDE_COLORS
 from ..simulation.compare import SIDES, side_label, variant
 from .plots import DEFAULT_COMPARE_WINDOW, DriftPlots, PlotsBox
@@ -173,7 +174,8 @@ class CompareWindow(ViewWindow):
         pair = []
         for side, combo, field in zip(SIDES, self.integrator_combos, self.dt_fields):
             try:
-                pair.append(variant(self.base, combo.currentText(), field.text().strip(), side))
+                dt = number_from_text(field.text(), f"{side}.dt")  # a scenario file's number rules
+                pair.append(variant(self.base, combo.currentText(), dt, side))
                 field.setProperty("invalid", False)
             except ParameterError as err:
                 if err.field.endswith("dt"):
@@ -233,6 +235,8 @@ class CompareWindow(ViewWindow):
         self._shown_first = sc
         labels = [f"{side}: {side_label(s.scenario)}" for side, s in zip(SIDES, snaps)]
         self.show_view(snaps, reset_camera=not same_start(old, sc))
+        self.legend.setText(legend_html(self.view.legend_rows))  # L fixed, or turned by the loads
+        self.legend.adjustSize()
         self.plots.set_names(labels)
         self.plots.clear_curves()
         self._last_plot = 0.0
@@ -254,8 +258,8 @@ class CompareWindow(ViewWindow):
         lab["flips"].setText(f"flips {a.flips} / {b.flips}")
         parts = []
         for side, color, snap in zip(SIDES, SIDE_COLORS, snaps):
-            parts.append(f"<span style='color:{color}'><b>{side}</b></span> ΔE/E₀ {snap.E_drift:+.2e}, "
-                         f"Δ|L|/|L₀| {snap.L_norm_drift:+.2e}")
+            parts.append(f"<span style='color:{color}'><b>{side}</b></span> ΔE/E₀ {snap.E_drift + 0.0:+.2e}, "
+                         f"Δ|L|/|L₀| {snap.L_norm_drift + 0.0:+.2e}")
         self.summary.setText("<br>".join(parts))
 
     # ------------------------------------------------------------------ closing

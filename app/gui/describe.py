@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..physics import theory
 from ..physics.body import EQUAL_MOMENTS, Body
 from ..scenario import Scenario
 from ..simulation.worker import predicted_period
@@ -69,6 +70,8 @@ def spin_summary(sc: Scenario) -> str:
     moments, _ = body.principal()
     name = axis_names(moments)[spin.axis]
     start = f"Spins at {spin.rate:.3g} rad/s, {spin.tilt_deg:.2g}° from {name}"
+    if body.is_rigid and not theory.applies(body, sc.applied_loads):
+        return f"{start}; no free-body prediction: its applied torques (a drag too) change the motion."
     period = predicted_period(sc)
     if period is not None:
         what = f"flips every {period_text(period)}"
@@ -76,5 +79,4 @@ def spin_summary(sc: Scenario) -> str:
         what = "does not flip (omega stays near the axis it circles)"
     else:
         what = "does not flip (a symmetric body has no intermediate axis)"
-    loads = " (the closed form, without the applied loads)" if sc.loads else ""
-    return f"{start}: it {what}{loads}."
+    return f"{start}: it {what}."

@@ -219,7 +219,7 @@ class ExportDialog(QDialog):
         reason = exact_unavailable_reason(self.scenario.model)
         self.ghost_check.setEnabled(reason is None)
         self.ghost_check.setToolTip("The body as the closed-form torque-free solution moves it, from the same start"
-                                    if reason is None else f"Exact ghost unavailable for this scenario: {reason}")
+                                    if reason is None else f"Exact ghost unavailable: this scenario has {reason}")
         ov.addWidget(self.ghost_check)
         self.title_edit = QLineEdit(default_title(self.scenario))
         ov.addWidget(self.title_edit, 1)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 from PyQt5.QtCore import QEvent, QObject, QPointF, Qt
 from PyQt5.QtGui import QWheelEvent
 from PyQt5.QtWidgets import (
@@ -19,13 +17,18 @@ from PyQt5.QtWidgets import (
     QWidget,
 )
 
-from ..physics.errors import ParameterError
-from ..scenario.schema import MAX_MAGNITUDE
+from ..scenario.document import number_from_text
 
 
 def fmt(x: float) -> str:
     """A number as a field shows it: 6 significant digits, no "-0"."""
     return f"{x + 0.0:.6g}"
+
+
+def fixed(x: float, decimals: int) -> str:
+    """``x`` with ``decimals`` decimals, no "-0.00" for a small negative number: a sign on
+    nothing reads as information that is not there."""
+    return f"{round(float(x), decimals) + 0.0:.{decimals}f}"
 
 
 class NumberField(QLineEdit):
@@ -51,16 +54,7 @@ class NumberField(QLineEdit):
     def value(self) -> float:
         if self._shown == self.text():
             return self._exact
-        text = self.text().strip()
-        try:
-            v = float(text)
-        except ValueError:
-            raise ParameterError(self.field, text, "be a number") from None
-        if not math.isfinite(v):
-            raise ParameterError(self.field, text, "be finite")
-        if abs(v) > MAX_MAGNITUDE:  # the rule of scenario files
-            raise ParameterError(self.field, text, f"be at most {MAX_MAGNITUDE:g} in magnitude")
-        return v
+        return number_from_text(self.text(), self.field)  # the rule of scenario files
 
 
 def vector_row(fields) -> QWidget:

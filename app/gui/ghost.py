@@ -150,7 +150,7 @@ class ExactGhost(QObject):
             tip = ("A translucent copy of the body moved by the closed-form torque-free solution from the same "
                    "start (not integrated), with the orientation error between the two plotted (G)")
         else:
-            tip = f"Exact ghost unavailable for this scenario: {self.reason}"
+            tip = f"Exact ghost unavailable: this scenario has {self.reason}"
         self.checkbox.setEnabled(self.reason is None)
         self.action.setEnabled(self.reason is None)
         self.checkbox.setToolTip(tip)

@@ -85,11 +85,19 @@ def shortcuts_dialog(window) -> QDialog:
     table.setHorizontalHeaderLabels(("Keys", "Command", "What it does"))
     table.verticalHeader().hide()
     table.setEditTriggers(QTableWidget.NoEditTriggers)
+    # a long description wraps onto more lines of its row instead of ending in "..."
+    table.setWordWrap(True)
+    table.setTextElideMode(Qt.ElideNone)
     for i, row in enumerate(rows):
         for j, text in enumerate(row):
-            table.setItem(i, j, QTableWidgetItem(text))
+            item = QTableWidgetItem(text)
+            item.setToolTip(text)
+            table.setItem(i, j, item)
     table.resizeColumnsToContents()
-    table.horizontalHeader().setSectionResizeMode(2, QHeaderView.Stretch)
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(2, QHeaderView.Stretch)
+    # the rows' heights follow the description column's width (known once laid out)
+    header.sectionResized.connect(lambda *_: table.resizeRowsToContents())
     buttons = QDialogButtonBox(QDialogButtonBox.Close, dialog)
     buttons.rejected.connect(dialog.close)
     lay = QVBoxLayout(dialog)
@@ -97,4 +105,5 @@ def shortcuts_dialog(window) -> QDialog:
     lay.addWidget(buttons)
     dialog.resize(760, 440)
     dialog.show()
+    table.resizeRowsToContents()
     return dialog

@@ -71,8 +71,7 @@ class MainWindow(ViewWindow):
         self.ghost = ExactGhost(self.view, parent=self, checked=self.setting(stored, "exact_ghost", False, bool))
         self.ghost.toggled.connect(self._ghost_toggled)
         self.addAction(self.ghost.action)
-        self._legend_rows = tuple(self.view.legend_rows) + self.ghost.legend_rows
-        self.legend = self._legend_overlay(self.scene_view, self._legend_rows)
+        self.legend = self._legend_overlay(self.scene_view, self._legend_rows())
         self.scene_view.add_axes(color="#c9d1d9", line_width=2, labels_off=False)
         self.plots = PlotsPanel()
         right = QSplitter(Qt.Vertical)
@@ -109,17 +108,15 @@ class MainWindow(ViewWindow):
         self.ghost.measure(snaps[0])
         return posed
 
-    @staticmethod
-    def _legend_html(legend, loaded: bool = False) -> str:
-        """The key's rows; with applied torques or forces L is not fixed in space, and the
-        key says so instead."""
-        say = "(turned by the applied loads)" if loaded else "(fixed in space)"
-        return legend_html((text.replace("(fixed in space)", say), color) for text, color in legend)
+    def _legend_rows(self) -> tuple:
+        """The key's rows: the view's for the scenario it shows (L fixed in space, or turned by
+        the applied loads: :func:`app.scene.body_scene.l_turns`), then the ghost's."""
+        return tuple(self.view.legend_rows) + self.ghost.legend_rows
 
-    @classmethod
-    def _legend_overlay(cls, parent, legend=LEGEND) -> QLabel:
+    @staticmethod
+    def _legend_overlay(parent, legend=LEGEND) -> QLabel:
         """The colour key as a Qt label over the scene: crisp text, no render cost."""
-        return overlay_label(parent, cls._legend_html(legend))
+        return overlay_label(parent, legend_html(legend))
 
     def _plots_box(self, stored) -> QWidget:
         box = PlotsBox(self.plots, self.setting(stored, "plot_window", DEFAULT_WINDOW, str),
@@ -234,7 +231,7 @@ class MainWindow(ViewWindow):
         self.show_view(snaps, reset_camera=not same_start(old, sc))
         self.plots.clear_curves()
         self._last_plot = 0.0
-        self.legend.setText(self._legend_html(self._legend_rows, loaded=bool(sc.loads)))
+        self.legend.setText(legend_html(self._legend_rows()))
         self.legend.adjustSize()
 
     def _refresh_plots(self, snaps) -> None:

@@ -31,7 +31,8 @@ from PyQt5.QtWidgets import (
 
 from ..physics.errors import ParameterError
 from ..physics.integrators import DESCRIPTIONS, INTEGRATORS
-from ..scenario import LoadSpec, Scenario, SolverSpec, load, preset_names
+from ..scenario import LoadSpec, Scenario, SolverSpec, dumps, load, loads_toml, preset_names
+from ..scenario.document import number_from_text
 from ..simulation import check_runnable
 from .body_editor import BodyEditor
 from .describe import axis_names, spin_of, spin_summary
@@ -40,6 +41,8 @@ from .gyro_editor import GyroEditor
 
 #: added to the name of a scenario the panel changed
 EDITED = "(edited)"
+#: characters the scenario picker is sized for; a longer name is cut in the box (shown whole in its list)
+PICKER_CHARS = 16
 #: standard gravity used when gravity is switched on with a zero vector (m/s^2)
 STANDARD_GRAVITY = (0.0, 0.0, -9.81)
 LOAD_COLUMNS = ("kind", "frame", "vx", "vy", "vz", "px", "py", "pz")
@@ -110,6 +113,10 @@ class ParameterPanel(QWidget):
         box = QGroupBox("Scenario")
         lay = QVBoxLayout(box)
         self.preset = QComboBox()
+        # a long scenario name (a fitted flight's) is cut in the box, not a reason to widen the
+        # panel until its inertia columns are clipped; the list shows it whole
+        self.preset.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.preset.setMinimumContentsLength(PICKER_CHARS)
         self.preset.addItems(preset_names())
         self._preset_count = self.preset.count()  # then at most one entry: the scenario that is no preset
         self.preset.setToolTip("Load a shipped preset (restarts the run)")
@@ -482,11 +489,7 @@ class ParameterPanel(QWidget):
             nums = []
             for c in range(2, 5 if kind == "drag" else 8):
                 item = self.loads.item(r, c)
-                text = item.text().strip() if item else ""
-                try:
-                    nums.append(float(text))
-                except ValueError:
-                    raise ParameterError(f"loads[{r}].{names[c]}", text, "be a number") from None
+                nums.append(number_from_text(item.text() if item else "", f"loads[{r}].{names[c]}"))
             if kind == "drag":
                 specs.append(LoadSpec("drag", model=frame, coefficients=tuple(nums)))
                 continue
@@ -508,6 +511,7 @@ class ParameterPanel(QWidget):
                           loads=self._loads_from_table(), solver=solver,
                           damper_angular_velocity=self.gyro.damper_rate(base, body))
         check_runnable(sc)
+        loads_toml(dumps(sc))  # the file's own parser: what the window applies, File > Save writes loadable
         return sc
 
     def apply(self) -> bool:

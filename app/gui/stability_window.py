@@ -43,6 +43,7 @@ from ..simulation.stability import DEFAULT_DIRECTIONS, DEFAULT_DURATION, axis_la
 from ..simulation.stability_job import StabilityJob
 from ..views.stability import COLOR_MAP, TRACK_COLOR, map_position
 from . import settings as keys
+from .fields import fixed
 from .plots import release_menus
 from .shell import ViewWindow
 from .stability_map import add_axis_markers, body_direction
@@ -254,6 +255,7 @@ class StabilityWindow(ViewWindow):
     def _show_map(self, result) -> None:
         self.result = result
         smap = result.smap
+        self.selected_index = self._same_direction(smap)
         grid = np.degrees(result.grid)
         self.image.setImage(grid, autoLevels=False, levels=(0, 180))
         lon, lat = result.lon_edges, result.lat_edges
@@ -263,6 +265,19 @@ class StabilityWindow(ViewWindow):
                                 f"({smap.integrator}, dt {smap.dt:.3g} s) in {result.seconds:.1f} s")
         self._show_info()
         self.map_ready.emit()
+
+    def _same_direction(self, smap) -> int | None:
+        """The index on ``smap`` of the spin chosen on the map shown before, if it is one of
+        this map's directions too; else None: an index always belongs to the map shown (a
+        choice on a 200-direction map indexed past a new 50-direction one)."""
+        if self.selected_index is None:
+            return None
+        w0 = np.asarray(self.chosen.angular_velocity, dtype=float)
+        if not np.linalg.norm(w0) > 0:
+            return None
+        k = smap.nearest(w0)
+        same = np.allclose(smap.initial_omega(k), w0, rtol=1e-12, atol=1e-12 * np.linalg.norm(w0))
+        return k if same else None
 
     def _show_info(self) -> None:
         rows = []
@@ -384,7 +399,7 @@ class StabilityWindow(ViewWindow):
         lon, lat = map_position(w0, self.frame) if np.linalg.norm(w0) > 0 else (0.0, 0.0)
         self.spin_label.setText(
             f"<b>{sc.name}</b><br>ω₀ = ({w_text}) rad/s, body frame<br>"
-            f"map point: longitude {lon:.1f}°, latitude {lat:.1f}°<br>"
+            f"map point: longitude {fixed(lon, 1)}°, latitude {fixed(lat, 1)}°<br>"
             f"<span style='color:{OMEGA_COLOR}'>■</span> ω &nbsp; <span style='color:{L_COLOR}'>■</span> L "
             f"&nbsp; <span style='color:{TRAIL_COLOR}'>■</span> trail of the intermediate axis' tip")
         self.spin_label.adjustSize()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -38,7 +39,7 @@ ROWS = (
 
 
 def _format(value, unit: str) -> str:
-    return "—" if value is None else f"{value:.6g} {unit}"
+    return "—" if value is None else f"{value + 0.0:.6g} {unit}"  # + 0.0: no "-0"
 
 
 class TheoryPanel(QWidget):
@@ -94,11 +95,15 @@ class TheoryPanel(QWidget):
         segment = snap.segment_start if snap.segment_start is not None else sc.initial_state
         key = (snap.run_id, segment.t, len(snap.kick_times))
         if key != self._segment_key:
-            self._start_segment(key, sc, segment)
+            self._start_segment(key, sc, segment, kicked=snap.segment_start is not None and bool(snap.kick_times))
         self._observe(snap, recording)
         self._show()
 
-    def _start_segment(self, key, sc, segment) -> None:
+    def _start_segment(self, key, sc, segment, kicked: bool = False) -> None:
+        """Predict from ``segment`` (the run's start, or the state a kick left when
+        ``kicked``). The growth rate is the linear theory's about the intermediate axis: a
+        kick that leaves the spin more than GROWTH_MAX_DEVIATION from it gets none (nor is
+        one fitted), and the note says why."""
         body = sc.rigid_body
         self._segment_key = key
         self._segment = segment
@@ -109,8 +114,20 @@ class TheoryPanel(QWidget):
         self.observed = {k: None for k, *_ in ROWS}
         self._growth_done = False
         self._phase_period = 0
-        self.note.setText("" if self.predicted != theory.Theory() else
-                          "No free-body theory here: applied torques, a damper or a rotor, or no intermediate axis.")
+        if self.predicted == theory.Theory():
+            self.note.setText("No free-body theory here: applied torques, a damper or a rotor, or no intermediate axis.")
+            return
+        if not kicked:
+            self.note.setText("")
+            return
+        note = f"After the kick at t = {segment.t:.2f} s: predicted from the state it left."
+        deviation = theory.intermediate_deviation(body, segment.w)
+        if self.predicted.growth_rate is not None and deviation is not None \
+                and deviation > theory.GROWTH_MAX_DEVIATION:
+            self.predicted = dataclasses.replace(self.predicted, growth_rate=None)
+            note += (f" The growth rate describes a spin near the intermediate axis; this one starts "
+                     f"{math.degrees(deviation):.0f}° from it.")
+        self.note.setText(note)
 
     def _rows(self, recording, since: float):
         """(t, q, w) of the segment's history from ``since`` on; the segment's own start

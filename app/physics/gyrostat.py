@@ -80,6 +80,19 @@ def rotor_threshold(body: Body, w_body) -> float | None:
     return intermediate_threshold(moments, omega)
 
 
+def damper_relaxation_rate(body: Body) -> float | None:
+    """The fastest rate (1/s) at which the damper's relative spin u = s - w relaxes:
+    c (1/J + 1/I_min). From ``J s' = -c u`` and ``I w' = c u`` (the gyroscopic terms aside,
+    :class:`~app.physics.body.Damper`), ``u' = -c (1/J + I^-1) u``, whose fastest mode decays
+    at c (1/J + 1/I_min). An explicit step h is stable only while h times this rate stays
+    inside its method's real stability interval (2 for Euler, 2.79 for RK4; implicit
+    midpoint's fixed-point iteration contracts below 2). None without a damper."""
+    if body.damper is None:
+        return None
+    moments, _ = body.principal()
+    return float(body.damper.coefficient * (1.0 / body.damper.inertia + 1.0 / moments[0]))
+
+
 def final_energy(body: Body, w_body, s_body=None) -> float | None:
     """The rotational energy a damped body settles to: |L|^2 / (2 (I_max + J)).
 
@@ -93,9 +106,12 @@ def final_energy(body: Body, w_body, s_body=None) -> float | None:
     """
     if body.damper is None or body.rotor is not None:
         return None
-    L = angular_momentum_body(body, w_body, s_body)
+    L = np.asarray(angular_momentum_body(body, w_body, s_body), dtype=float)
     moments, _ = body.principal()
-    return float(np.sum(L * L, axis=-1) / (2.0 * (moments[-1] + body.damper.inertia)))
+    # |L| / sqrt(2 (I_max + J)), squared: |L|^2 alone overflows for |L| past 1e154, while the
+    # result is at most the initial energy (finite)
+    scaled = np.hypot.reduce(L, axis=-1) / np.sqrt(2.0 * (moments[-1] + body.damper.inertia))
+    return float(scaled * scaled)
 
 
 def axis_to_momentum_angle(body: Body, q, L_world, k: int) -> np.ndarray:

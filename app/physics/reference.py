@@ -20,12 +20,16 @@ from .state import State
 
 
 def exact_unavailable_reason(model: Model) -> str | None:
-    """Why the closed form does not apply to ``model`` (the message of
-    :func:`~app.physics.integrators.check_exact_applies`), or None when it does."""
+    """Why the closed form does not apply to ``model``, as a clause that follows "it has"
+    ("applied torques or forces (...)"), or None when it does. The rule is
+    :func:`~app.physics.integrators.check_exact_applies`'s; its message, which names the
+    integrator, is not nested in the callers' own (the ghost's, the export's)."""
     try:
         check_exact_applies(model)
-    except ParameterError as err:
-        return str(err)
+    except ParameterError:
+        if model.body.is_rigid:
+            return "applied torques or forces, a drag included, and the exact ghost is the torque-free closed form"
+        return "a damper or a rotor, and the exact ghost is the free rigid body's closed form"
     return None
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 
 import numpy as np
 
@@ -61,6 +62,24 @@ def _number(value, where: str) -> float:
     if abs(value) > MAX_MAGNITUDE:
         raise ParameterError(where, value, f"be at most {MAX_MAGNITUDE:g} in magnitude")
     return float(value)
+
+
+#: a number as typed in the window: ASCII digits with an optional sign, point and exponent
+#: (float() would also take "inf", "nan", "1_000" and other scripts' digits)
+NUMBER_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+#: longest number text read (a longer one is refused before any conversion)
+MAX_NUMBER_CHARS = 40
+
+
+def number_from_text(text: str, where: str) -> float:
+    """The number typed in a field named ``where``, under the rules of a number in a
+    scenario file (plain digits, finite, at most :data:`MAX_MAGNITUDE` in magnitude), so that
+    what the window applies a file can hold. Raises :class:`ParameterError`."""
+    text = str(text).strip()
+    if len(text) > MAX_NUMBER_CHARS or not NUMBER_TEXT.fullmatch(text):
+        raise ParameterError(where, text, "be a number (written in ASCII digits with an optional sign, point "
+                                          "and exponent)")
+    return _number(float(text), where)
 
 
 def _numbers(value, n, where: str) -> tuple:

@@ -3,15 +3,33 @@ energy, and the closed form's predictions, as a JSON-ready dict and as text."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..physics import diagnostics, gyrostat, theory
-from ..physics.analysis import predicted_flip_period
 from ..physics.body import has_intermediate_axis
 
 
+def _plain(value):
+    """``value`` with every float JSON and the eye can read: -0.0 (an eigenvector's sign, a
+    product with a zero) becomes 0.0, and a non-finite number None (JSON has no Infinity)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, float):
+        return value + 0.0 if math.isfinite(value) else None
+    return value
+
+
 def inspect_dict(sc) -> dict:
-    """The body report of ``tumble inspect`` of the scenario ``sc`` (JSON-ready)."""
+    """The body report of ``tumble inspect`` of the scenario ``sc`` (JSON-ready: no -0.0,
+    no Infinity or NaN)."""
+    return _plain(_report(sc))
+
+
+def _report(sc) -> dict:
     body = sc.rigid_body
     moments, axes = body.principal()
     s0 = sc.initial_state
@@ -30,7 +48,7 @@ def inspect_dict(sc) -> dict:
         "center_of_mass": np.asarray(body.center_of_mass).tolist(),
         "L0": L0.tolist(),
         "E0": E0,
-        "flip_period": predicted_flip_period(body, sc.angular_velocity),
+        "flip_period": theory.flip_period(body, sc.angular_velocity, sc.applied_loads),
         **theory.predict(body, sc.angular_velocity, sc.applied_loads).as_dict(),
         **_gyrostat_keys(sc),
     }

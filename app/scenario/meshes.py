@@ -107,13 +107,18 @@ def load_mesh(path, unit: str = "m") -> MeshGeometry:
     if unit not in UNITS:
         raise ParameterError("unit", unit, "be one of " + " | ".join(UNITS))
     p = Path(path)
-    if p.is_dir():
-        raise ParameterError("mesh", str(path), f"be a mesh file, not a directory ({p.resolve()} is a directory)")
-    if p.suffix.lower() not in MESH_SUFFIXES:
-        raise ParameterError("mesh", str(path), "be an STL, OBJ or PLY file (.stl, .obj, .ply)")
-    if not p.is_file():
-        raise ParameterError("mesh", str(path), f"be an existing file (nothing at {p.resolve()})")
-    st = p.stat()
+    if "\0" in str(path):  # the system refuses such a name (Python raises ValueError)
+        raise ParameterError("mesh", str(path), "be a file path without a NUL character")
+    try:
+        if p.is_dir():
+            raise ParameterError("mesh", str(path), f"be a mesh file, not a directory ({p.resolve()} is a directory)")
+        if p.suffix.lower() not in MESH_SUFFIXES:
+            raise ParameterError("mesh", str(path), "be an STL, OBJ or PLY file (.stl, .obj, .ply)")
+        if not p.is_file():
+            raise ParameterError("mesh", str(path), f"be an existing file (nothing at {p.resolve()})")
+        st = p.stat()
+    except OSError as err:  # a name too long for the system, a folder it may not enter, ...
+        raise ParameterError("mesh", str(path), f"be a path the system can open ({err.strerror or err})") from None
     if st.st_size > MAX_FILE_BYTES:
         raise ParameterError("mesh", str(path), f"be at most {MAX_FILE_BYTES / 1e6:.3g} MB (about "
                                                 f"{MAX_FILE_BYTES / 50e6:.3g} million triangles of binary STL; "

@@ -215,6 +215,15 @@ class SolverSpec:
                 "reorthonormalize_every": self.reorthonormalize_every}
 
 
+#: largest dt c (1/J + 1/I_min) a fixed-step method is given with a damper: inside explicit
+#: Euler's real stability interval (2) and RK4's (2.79), and where implicit midpoint's
+#: fixed-point iteration still contracts (below 2)
+DAMPER_STEP_LIMIT = 1.0
+#: DOP853's steps on a stiff decaying mode of rate r stay below about this over r: its real
+#: stability interval reaches about -6 (measured here: 4.1-4.8 over r on y' = -r (y - sin t)),
+#: so duration r / 6 is a lower bound on the steps it takes
+DOP853_STIFF_REACH = 6.0
+
 #: how :func:`check_run_size` names the solver's fields in a scenario's messages
 SOLVER_NAMES = {"dt": "solver.dt", "duration": "solver.duration"}
 
@@ -247,6 +256,36 @@ class Scenario:
         self.applied_loads
         self.solver.validate()
         self._check_derived()
+        self._check_damper_step()
+
+    def _check_damper_step(self) -> None:
+        """Refuse a damper too stiff for the solver before any step: a fixed step needs
+        dt c (1/J + 1/I_min) <= :data:`DAMPER_STEP_LIMIT` (past it the first step blew up),
+        and ``dop853``, whose steps shrink to about :data:`DOP853_STIFF_REACH` over that rate,
+        would need more steps than a run may take (it ran for minutes before failing)."""
+        from ..physics.gyrostat import damper_relaxation_rate
+        from ..physics.integrators import max_steps
+
+        rate = damper_relaxation_rate(self.rigid_body)
+        if not rate:
+            return
+        solver, info = self.solver, integrator_info(self.solver.integrator)
+        rule = f"c (1/J + 1/I_min) = {rate:.3g} /s with this damper"
+        # (a splitting refuses any damper, with its own reason, when it is run)
+        if info.fixed_step and not info.rigid_only and solver.dt * rate > DAMPER_STEP_LIMIT:
+            raise ParameterError("solver.dt", solver.dt,
+                                 f"be <= {DAMPER_STEP_LIMIT / rate:.3g} s for {solver.integrator} "
+                                 f"(a fixed step needs dt c (1/J + 1/I_min) <= {DAMPER_STEP_LIMIT:g}; {rule}; "
+                                 "a softer damper, a smaller c or a larger J, allows a longer step)")
+        if not info.fixed_step and not info.torque_free_only:
+            limit = max_steps(solver.integrator)
+            if solver.duration * rate / DOP853_STIFF_REACH > limit:
+                raise ParameterError("solver.duration", solver.duration,
+                                     f"be <= {limit * DOP853_STIFF_REACH / rate:.3g} s for {solver.integrator} "
+                                     f"(its steps shrink to about {DOP853_STIFF_REACH:g} / (c (1/J + 1/I_min)), "
+                                     f"{rule}: about {solver.duration * rate / DOP853_STIFF_REACH:.3g} steps, "
+                                     f"more than its {limit:,}; a softer damper, a smaller c or a larger J, "
+                                     "runs longer)")
 
     def _check_derived(self) -> None:
         """Refuse inputs each finite (at most 1e100) whose products are not: the initial

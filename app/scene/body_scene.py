@@ -52,6 +52,8 @@ GRID_DEPTH = 1.8
 #: the camera starts far enough back that a sphere of this radius (in body radii) about
 #: the body fits the view: the arrows (L_ARROW_LENGTH) with their heads and a margin
 FRAMED_RADII = 2.2
+#: most of a view's height :meth:`RigidBodyScene.keep_top_clear` gives up to a colour key
+MAX_TOP_CLEAR = 0.5
 #: the vertical view angle (degrees) and the preferred viewing direction (body to camera)
 VIEW_ANGLE = 30.0
 CAMERA_DIRECTION = (1.0, -1.35, 0.75)
@@ -67,6 +69,31 @@ MIN_ARROW_TOWARD_DEG = 15.0
 #: azimuths (deg)
 VIEW_ELEVATIONS_DEG = tuple(range(15, 51, 5))
 VIEW_AZIMUTH_STEP_DEG = 5
+
+
+#: what the colour key says of L: fixed in space without a torque about the centre of mass
+#: (gravity, forces through it, a damper or a rotor keep it), turned by the loads otherwise
+L_FIXED = "(fixed in space)"
+L_TURNED = "(turned by the applied loads)"
+
+
+def l_turns(scenarios) -> bool:
+    """Whether L turns in any of ``scenarios``: the one rule every colour key, live or
+    exported, follows (``applied_loads.has_torque``: a drag counts)."""
+    return any(sc.applied_loads.has_torque for sc in scenarios)
+
+
+def say_momentum(rows, scenarios, fixed: str = L_FIXED, turned: str = L_TURNED) -> tuple:
+    """``rows`` (label, colour), with ``fixed`` in a label replaced by ``turned`` where L
+    turns in ``scenarios`` (:func:`l_turns`)."""
+    if not l_turns(scenarios):
+        return tuple(rows)
+    return tuple((label.replace(fixed, turned), color) for label, color in rows)
+
+
+def legend(scenarios=()) -> tuple:
+    """:data:`LEGEND` as it applies to ``scenarios`` (L fixed in space, or turned)."""
+    return say_momentum(LEGEND, scenarios)
 
 
 #: the colour key: (label, colour) of everything drawn
@@ -145,6 +172,7 @@ class RigidBodyScene(TrailScene):
     def __init__(self, plotter, *, follow: bool = True, trail: bool = True, gradient: bool = False):
         super().__init__(plotter, follow=follow, trail=trail, gradient=gradient)
         self._fitted_offset = None  # camera position - focal point as last fitted
+        self._top_clear = 0.0  # share of the view's height kept clear at the top (keep_top_clear)
         self.radius = 1.0
         self._focus = np.zeros(3)
         self._omega_ref = 1.0
@@ -195,16 +223,25 @@ class RigidBodyScene(TrailScene):
         one chosen for the body's start (:func:`view_direction`)."""
         center = self._focus if center is None else np.asarray(center, dtype=float)
         d = self._view
-        # the arrows fit across the narrower of the view's two directions
+        # the arrows fit across the narrower of the view's two directions (below a band kept
+        # clear at the top, :meth:`keep_top_clear`)
         half = math.radians(VIEW_ANGLE / 2)
+        clear = self._top_clear
         width, height = self.plotter.window_size
         if width > 1 and height > 1:  # a view not laid out yet: the height only, re-fitted on resize
-            half = min(half, math.atan(math.tan(half) * width / height))
+            half = min(math.atan(math.tan(half) * (1.0 - clear)), math.atan(math.tan(half) * width / height))
         aim_camera(self.plotter, center, center + FRAMED_RADII * self.radius / math.sin(half) * d, (0.0, 0.0, 1.0),
                    VIEW_ANGLE)
+        self.plotter.camera.SetWindowCenter(0.0, clear)  # the body in the middle of what is left
         self._focus = center.copy()
         cam = self.plotter.camera
         self._fitted_offset = np.subtract(cam.position, cam.focal_point)
+
+    def keep_top_clear(self, share: float) -> None:
+        """Frame the body in the view below its top ``share`` of the height (an export's colour
+        key reaching past the middle of a narrow pane, where L points up), and re-aim."""
+        self._top_clear = min(max(float(share), 0.0), MAX_TOP_CLEAR)
+        self.reset_camera()
 
     def fit_to_view(self) -> None:
         """Fit the camera to the view's new shape (after a resize), unless the user has

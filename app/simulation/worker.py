@@ -131,12 +131,13 @@ def check_runnable(scenario: Scenario) -> None:
 
 
 def predicted_period(scenario: Scenario, w_body=None) -> float | None:
-    """Closed-form flip period, or None when there is no flip or the closed form is unavailable."""
+    """Closed-form flip period, or None when there is no flip or the free-body theory does not
+    apply (:func:`app.physics.theory.applies`: applied torques, a damper or a rotor)."""
     try:
-        from ..physics.analysis import predicted_flip_period
+        from ..physics import theory
 
         w = scenario.angular_velocity if w_body is None else w_body
-        return predicted_flip_period(scenario.rigid_body, w)
+        return theory.flip_period(scenario.rigid_body, w, scenario.applied_loads)
     except (ImportError, AttributeError, ParameterError, ValueError, ZeroDivisionError, FloatingPointError):
         return None
 

@@ -76,12 +76,19 @@ class ViewSpec:
 class ViewScene:
     """What the window and the export both call, so the two cannot drift apart.
 
-    Subclasses set ``legend_rows`` and implement :meth:`pose`; the toggles forward to the
+    Subclasses set ``legend_for`` (their module's ``legend_rows(scenarios)``: the key says what
+    L does in the scenarios shown) and implement :meth:`pose`; the toggles forward to the
     scenes they list in ``_scenes`` (objects with set_follow/set_trail_visible/reset_camera/clear).
     Thread: the thread owning the plotters (the GUI thread, or the export's).
     """
 
-    legend_rows: tuple = ()
+    #: the colour key of the scenarios shown: ``legend_for(scenarios)`` -> ((label, colour), ...)
+    legend_for: Callable = staticmethod(lambda scenarios: ())
+
+    @property
+    def legend_rows(self) -> tuple:
+        """The colour key of the scenarios the view shows now (a new scenario may change it)."""
+        return tuple(self.legend_for(self.scenarios))
 
     def __init__(self, scenarios, scenes: dict, ghosts: Sequence = ()):
         self.scenarios = tuple(scenarios)
@@ -129,7 +136,7 @@ class ViewScene:
 
         reason = exact_unavailable_reason(self.scenarios[k].model)
         if reason is not None:
-            raise ParameterError("ghost", "on", f"apply (the closed form needs a torque-free body): {reason}")
+            raise ParameterError("ghost", "on", f"be off for this scenario: it has {reason}")
         self.references[k] = ExactReference(self.scenarios[k].model, state)
 
     def reset_camera(self, center=None) -> None:
@@ -202,6 +209,12 @@ def recent(recording, t: float, seconds: float, max_points: int, since: float | 
     return span, (c, q, w, L), len(span)
 
 
+#: most the body turns between two points of a trail of orientations (rad): a faster spin gets
+#: points filled in between its samples, and a shorter trail, so that its circles stay round
+#: (explorer-1's 78 rad/s turned 0.8 rad between 10 ms samples, and drew a square)
+TRAIL_STEP = 0.1
+
+
 def pose_with_trail(scene, recording, t: float, seconds: float, points: int, trail: dict, since=None):
     """Pose ``scene`` at ``t`` with its trail when shown: ``trail`` maps each ``set_pose``
     keyword to the span column it takes (``{"trail_q": "q", "trail_c": "c"}``), over the last
@@ -209,7 +222,15 @@ def pose_with_trail(scene, recording, t: float, seconds: float, points: int, tra
     or None when nothing is recorded yet."""
     if scene.trail_visible:
         span, pose, n = recent(recording, t, seconds, points, since=since)
+        rate = 0.0 if pose is None else float(np.linalg.norm(pose[2]))
+        if rate * seconds > points * TRAIL_STEP:  # the trail's points cannot follow so many turns
+            span, pose, n = recent(recording, t, points * TRAIL_STEP / rate, points, since=since)
         trails = {keyword: span[column][:n] for keyword, column in trail.items()}
+        if "trail_q" in trails and n:  # a fast spin turns far between samples: fill in its arcs
+            from ..physics.theory import densify_orientations
+
+            dense = densify_orientations(span["t"][:n], span["q"][:n], span["w"][:n], TRAIL_STEP)
+            trails["trail_q"] = dense[-points:]
     else:
         span, pose, n = recent(recording, t, 0.0, 1)
         trails = dict.fromkeys(trail)

@@ -22,9 +22,9 @@ def runs(scenario, options=None) -> tuple:
                      tuple(options.get("dts") or (None, None)))
 
 
-def legend_rows() -> tuple:
-    from ..scene.body_scene import LEGEND
-    return LEGEND[3:6]  # each side is named by its label, in its colour, above it
+def legend_rows(scenarios=()) -> tuple:
+    from ..scene.body_scene import legend
+    return legend(scenarios)[3:6]  # each side is named by its label, in its colour, above it
 
 
 def side_labels(pair, separator: str = ", ") -> list:
@@ -36,6 +36,8 @@ def side_labels(pair, separator: str = ", ") -> list:
 class CompareView(ViewScene):
     """Two bodies under one camera (:class:`~app.scene.compare.CompareScene`), two ghosts."""
 
+    legend_for = staticmethod(legend_rows)
+
     def __init__(self, plotters, scenarios, options=None, text_px=None):
         from ..scene.compare import CompareScene
         from ..scene.ghost import GhostBody
@@ -43,7 +45,6 @@ class CompareView(ViewScene):
         plotter = plotters["pair"]
         scene = CompareScene(plotter, follow=True, trail=True)
         super().__init__(scenarios, {"pair": scene}, ghosts=(GhostBody(plotter), GhostBody(plotter)))
-        self.legend_rows = legend_rows()
         self._text_px = text_px
         self.show(scenarios)
 

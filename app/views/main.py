@@ -22,10 +22,11 @@ def trail_seconds() -> float:
     return TRAIL_POINTS * RECORD_INTERVAL_S
 
 
-def legend_rows() -> tuple:
-    from ..scene.body_scene import LEGEND
+def legend_rows(scenarios=()) -> tuple:
+    """The body scene's colour key, L as it moves in ``scenarios``."""
+    from ..scene.body_scene import legend
 
-    return LEGEND
+    return legend(scenarios)
 
 
 def ghost_row() -> tuple:
@@ -38,6 +39,8 @@ def ghost_row() -> tuple:
 class BodyView(ViewScene):
     """One body in the pane ``body``, posed with its trail of the last :func:`trail_seconds`,
     and its exact ghost: what the main and stability views share."""
+
+    legend_for = staticmethod(legend_rows)
 
     def __init__(self, plotters, scenarios, extra=None):
         from ..scene import RigidBodyScene
@@ -86,7 +89,6 @@ class MainScene(BodyView):
 
         extra = {"polhode": PolhodeScene(plotters["polhode"])} if "polhode" in plotters else None
         super().__init__(plotters, scenarios, extra)
-        self.legend_rows = legend_rows()
         self._segment = None
         self.show(scenarios)
 

@@ -18,10 +18,12 @@ NARROWEST_FIT = 0.6
 GLYPH_WIDTH = 0.55
 
 
-def legend_rows() -> tuple:
+def legend_rows(scenarios=()) -> tuple:
+    """The construction's colour key; under a torque the invariable plane turns with L."""
+    from ..scene.body_scene import say_momentum
     from ..scene.poinsot import LEGEND
 
-    return LEGEND
+    return say_momentum(LEGEND, scenarios, "L, fixed)", "L, turned by the applied loads)")
 
 
 def fit_narrow(camera, aspect: float) -> None:
@@ -36,6 +38,8 @@ def fit_narrow(camera, aspect: float) -> None:
 class PoinsotView(ViewScene):
     """Poinsot's construction with its ghost, and the family of polhodes with omega on it."""
 
+    legend_for = staticmethod(legend_rows)
+
     def __init__(self, plotters, scenarios, options=None, text_px=None):
         from ..scene import PolhodeScene
         from ..scene.poinsot import PoinsotGhost, PoinsotScene, use_two_lights
@@ -45,7 +49,6 @@ class PoinsotView(ViewScene):
         scenes = {"construction": PoinsotScene(plotters["construction"], trail=True),
                   "family": PolhodeScene(family_plotter, family=True)}
         super().__init__(scenarios, scenes, ghosts=(PoinsotGhost(plotters["construction"]),))
-        self.legend_rows = legend_rows()
         self._text_px = text_px
         self._family_title = None
         self._segment = None

@@ -70,8 +70,8 @@ def runs(scenario, options=None) -> tuple:
     return (scenario,)
 
 
-def legend_rows() -> tuple:
-    return body_legend()[3:6] + (("ω's track on the map (last 30 s)", TRACK_COLOR),)
+def legend_rows(scenarios=()) -> tuple:
+    return body_legend(scenarios)[3:6] + (("ω's track on the map (last 30 s)", TRACK_COLOR),)
 
 
 class StabilityView(BodyView):
@@ -79,11 +79,12 @@ class StabilityView(BodyView):
     the map after each pose of the ``map`` pane, drawn by the window (pyqtgraph) or by the
     export (:meth:`picture`, matplotlib)."""
 
+    legend_for = staticmethod(legend_rows)
+
     def __init__(self, plotters, scenarios, options=None, text_px=None):
         from ..simulation.stability import map_frame
 
         super().__init__(plotters, scenarios)
-        self.legend_rows = legend_rows()
         self.options = dict(options or {})
         self.frame = map_frame(scenarios[0].rigid_body.principal()[1])
         self.track = (np.zeros(0), np.zeros(0))
