@@ -21,6 +21,8 @@ from .solver import FitCancelled
 EDGE_PASSES = 6
 #: the edges' tolerance is set by the fit's rms this far (s) inside them
 EDGE_MARGIN_S = 0.1
+#: fewest samples in a flight's core for it to be fitted on its own
+CORE_MIN_SAMPLES = 20
 
 
 def merge(recordings, flights):
@@ -143,15 +145,26 @@ def _flight_model(rec, f, w0, inertia, drag_model, drag):
     return out
 
 
-def _core_rms_of(rec, f, model) -> float:
-    """rms of the fit away from the flight's edges (where hand or catch may still be in it)."""
-    t = rec.t[f.i0:f.i1]
-    used = ~rec.saturated[f.i0:f.i1]
-    core = used & (t >= t[0] + EDGE_MARGIN_S) & (t <= t[-1] - EDGE_MARGIN_S)
-    if core.sum() < 10:
-        core = used
-    dev = model[core] - rec.w[f.i0:f.i1][core]
-    return float(np.sqrt(np.mean(np.sum(dev * dev, axis=1))))
+def core_start(rec, f, w0, inertia, drag_model, drag) -> tuple[np.ndarray, float]:
+    """(rate at the flight's first stamp, rms) of the flight's core, EDGE_MARGIN_S inside its
+    edges, fitted alone and integrated back to the first stamp: a hand's ramp or a catch still
+    inside the flight then stands out against the model instead of bending it."""
+    t = rec.t
+    i0c = int(np.searchsorted(t, t[f.i0] + EDGE_MARGIN_S))
+    i1c = int(np.searchsorted(t, t[f.i1 - 1] - EDGE_MARGIN_S, "right"))
+    if i1c - i0c < CORE_MIN_SAMPLES or (~rec.saturated[i0c:i1c]).sum() < CORE_MIN_SAMPLES:
+        model = _flight_model(rec, f, w0, inertia, drag_model, drag)
+        used = ~rec.saturated[f.i0:f.i1]
+        dev = (model - rec.w[f.i0:f.i1])[used]
+        return w0, float(np.sqrt(np.mean(np.sum(dev * dev, axis=1))))
+    core = fl.Flight(f.recording, i0c, i1c)
+    guess = simulate_rates([t[i0c]], t[f.i0], w0, inertia, drag_model, drag)[0]
+    wc = refit_start(rec, core, guess, inertia, drag_model, drag)
+    model = _flight_model(rec, core, wc, inertia, drag_model, drag)
+    used = ~rec.saturated[i0c:i1c]
+    dev = (model - rec.w[i0c:i1c])[used]
+    back = simulate_rates([t[f.i0]], t[i0c], wc, inertia, drag_model, drag)[0]
+    return back, float(np.sqrt(np.mean(np.sum(dev * dev, axis=1))))
 
 
 def refit_start(rec, f, w0, inertia, drag_model, drag):
@@ -176,14 +189,14 @@ def settle_edges(recordings, flights, w0s, inertia, drag_model, drag, windows, c
         moved, changed = [], False
         for f, w0, anchor in zip(flights, w0s, anchors):
             rec = recordings[f.recording]
-            model = _flight_model(rec, f, w0, inertia, drag_model, drag)
-            g = fl.refine_edges(rec, f, w0, inertia, drag_model, drag, _core_rms_of(rec, f, model), windows, anchor)
+            w_edge, rms = core_start(rec, f, w0, inertia, drag_model, drag)
+            g = fl.refine_edges(rec, f, w_edge, inertia, drag_model, drag, rms, windows, anchor)
             if rec.t[g.i1 - 1] - rec.t[g.i0] < fl.MIN_FLIGHT_S:
                 g = f  # too short once trimmed: keep the residual's edges (the fit judges it)
             if g != f:
                 changed = True
-                start = w0 if g.i0 == f.i0 else simulate_rates([rec.t[g.i0]], rec.t[f.i0], w0, inertia,
-                                                               drag_model, drag)[0]
+                start = w_edge if g.i0 == f.i0 else simulate_rates([rec.t[g.i0]], rec.t[f.i0], w_edge, inertia,
+                                                                   drag_model, drag)[0]
                 w0 = refit_start(rec, g, start, inertia, drag_model, drag)
             moved.append((g, w0, anchor))
         merged = merge(recordings, [g for g, _, _ in moved])

@@ -51,7 +51,7 @@ BRIDGE_S = 0.6
 BRIDGE_MOMENTUM = 0.12
 #: an edge moves inwards at most this far (s) from where the torque residual put it: the
 #: residual already said those samples are free (a bad model must not eat clean flight)
-EDGE_INWARD_S = 0.05
+EDGE_INWARD_S = 0.1
 #: an edge moves while the measured rate stays within this many times the rms of the fit
 #: inside the flight
 EDGE_TOLERANCE = 3.0

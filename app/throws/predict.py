@@ -56,7 +56,12 @@ class FittedBody:
     @staticmethod
     def of(scenario) -> "FittedBody":
         """From a :class:`~app.scenario.Scenario` (a FIT.toml): its body's inertia and its drag
-        load; other torques, forces and gravity would not be a throw's free flight."""
+        load (other torques, forces and gravity would not be a throw's free flight); or from a
+        :class:`~app.throws.fit.FitResult` as it is."""
+        if isinstance(scenario, FittedBody):
+            return scenario
+        if isinstance(scenario, FitResult):
+            return FittedBody(scenario.inertia, scenario.axes, scenario.drag_model, np.maximum(scenario.drag, 0.0))
         body = scenario.rigid_body
         loads = scenario.applied_loads
         if loads.torques or loads.forces:
@@ -82,9 +87,9 @@ def predict_flights(scenario, recordings, windows="auto", lead: float = DEFAULT_
 
     Parameters
     ----------
-    scenario : Scenario or FittedBody
+    scenario : Scenario, FitResult or FittedBody
         A FIT.toml loaded with :func:`app.scenario.load` (its body's inertia in the sensor
-        frame and its drag), or a :class:`FittedBody`.
+        frame and its drag), a fit's result, or a :class:`FittedBody`.
     recordings : list of Recording or paths
         Recordings (paths are read with :func:`~app.throws.recording.read_recording`).
     windows : "auto" or list of (start, end)
@@ -110,7 +115,7 @@ def predict_flights(scenario, recordings, windows="auto", lead: float = DEFAULT_
         measured flip) and ``rms_relative`` (RMS of |predicted - measured| over the flight's
         measured, unclipped samples within the horizon, over |omega0|).
     """
-    body = scenario if isinstance(scenario, FittedBody) else FittedBody.of(scenario)
+    body = FittedBody.of(scenario)
     lead, horizon = check_lead_horizon(lead, horizon)
     recs = [r if isinstance(r, Recording) else _read(r) for r in recordings]
     if isinstance(windows, str):
