@@ -102,13 +102,18 @@ def find_flights(recordings, windows=None, drag_model="quadratic", smoothed=None
     return merge(recordings, found), inertia, (np.zeros(3) if drag_model == "none" else drag)
 
 
-def flights_with_body(recordings, inertia, drag_model, drag, windows=None) -> list:
+def flights_with_body(recordings, inertia, drag_model, drag, windows=None, cut_min_s: float | None = None) -> list:
     """Flights of ``recordings`` found with a known body (a FIT.toml's): runs of small torque
-    residual, their edges then moved to where that body stops matching the rates."""
+    residual, their edges then moved to where that body stops matching the rates. With
+    ``cut_min_s``, a run cut by the end of its recording (or segment) counts from that length
+    on (a clip that ends just after the release still holds its launch)."""
     found = []
     for k, rec in enumerate(recordings):
         _, dw = fl.smooth_and_derivative(rec.t, rec.w)
-        found += fl.detect(rec, k, dw, inertia, drag_model, drag, windows)
+        runs = fl.detect(rec, k, dw, inertia, drag_model, drag, windows,
+                         min_s=fl.MIN_FLIGHT_S if cut_min_s is None else min(cut_min_s, fl.MIN_FLIGHT_S))
+        ends = {b for _, b in rec.segment_bounds()}
+        found += [f for f in runs if rec.t[f.i1 - 1] - rec.t[f.i0] >= fl.MIN_FLIGHT_S or f.i1 in ends]
     found = merge(recordings, found)
     if not found:
         return []

@@ -296,9 +296,10 @@ def free_runs(t, free, unknown, segment, min_s: float = MIN_FLIGHT_S, momentum=N
 
 
 def detect(rec: Recording, rec_index: int, dw, inertia, drag_model, coefficients, windows=None,
-           threshold: float = FREE_RESIDUAL) -> list[Flight]:
-    """Flights of one recording for a trial inertia and drag; with ``windows`` ((start, end)
-    pairs in recording time), only inside them and the longest free run of each."""
+           threshold: float = FREE_RESIDUAL, min_s: float = MIN_FLIGHT_S) -> list[Flight]:
+    """Flights of one recording for a trial inertia and drag, lasting ``min_s`` or more; with
+    ``windows`` ((start, end) pairs in recording time), only inside them and the longest free
+    run of each."""
     fast = usable_rate(rec.w)
     r = np.full(len(rec.t), np.inf)
     r[fast] = torque_residual(rec.w[fast], dw[fast], inertia, drag_model, coefficients)
@@ -306,11 +307,11 @@ def detect(rec: Recording, rec_index: int, dw, inertia, drag_model, coefficients
     free = fast & ~unknown & (r < threshold)
     momentum = np.linalg.norm(rec.w @ np.asarray(inertia, dtype=float).T, axis=1)
     if windows is None:
-        return [Flight(rec_index, a, b) for a, b in free_runs(rec.t, free, unknown, rec.segment, momentum=momentum)]
+        return [Flight(rec_index, a, b) for a, b in free_runs(rec.t, free, unknown, rec.segment, min_s, momentum)]
     flights = []
     for lo, hi in windows:
         inside = (rec.t >= lo) & (rec.t <= hi)
-        runs = free_runs(rec.t, free & inside, unknown & inside, rec.segment, momentum=momentum)
+        runs = free_runs(rec.t, free & inside, unknown & inside, rec.segment, min_s, momentum)
         if runs:
             a, b = max(runs, key=lambda ab: rec.t[ab[1] - 1] - rec.t[ab[0]])
             flights.append(Flight(rec_index, a, b))

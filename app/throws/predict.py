@@ -31,6 +31,9 @@ FIRST_SAMPLES = 3
 #: and each flight is simulated this long (s)
 DEFAULT_LEAD = 0.1
 DEFAULT_HORIZON = 2.0
+#: with ``windows = "auto"``, a flight cut by the end of its recording counts from this length
+#: (s) on: a clip ending 0.1 s after the release still holds its launch
+CUT_FLIGHT_MIN_S = 0.05
 #: the predicted path is sampled this finely (s) to find its first flip
 FLIP_SAMPLING_S = 1e-3
 #: largest lead and horizon accepted (s): a flight lasts about a second
@@ -93,7 +96,8 @@ def predict_flights(scenario, recordings, windows="auto", lead: float = DEFAULT_
     recordings : list of Recording or paths
         Recordings (paths are read with :func:`~app.throws.recording.read_recording`).
     windows : "auto" or list of (start, end)
-        ``"auto"``: the flights found as ``tumble fit`` finds them (with this body);
+        ``"auto"``: the flights found as ``tumble fit`` finds them (with this body; a flight
+        cut by the end of its recording counts from CUT_FLIGHT_MIN_S on);
         a list: each window (recording time, s) is one flight exactly as given, in every
         recording it overlaps (no search inside it; any length: a 0.1 s window holding only
         the launch is the normal case).
@@ -159,8 +163,8 @@ def _window_spans(rec: Recording, windows) -> list[tuple[int, int]]:
 def _auto_spans(recs, k, body: FittedBody) -> list[tuple[int, int]]:
     from .edges import flights_with_body
 
-    return [(f.i0, f.i1) for f in flights_with_body(recs, body.inertia, body.drag_model, body.drag)
-            if f.recording == k]
+    return [(f.i0, f.i1) for f in flights_with_body([recs[k]], body.inertia, body.drag_model, body.drag,
+                                                    cut_min_s=CUT_FLIGHT_MIN_S)]
 
 
 def fit_launch_rate(body: FittedBody, t, w, used, lead: float) -> np.ndarray:
