@@ -84,6 +84,7 @@ def _outputs(paths):
 
 
 def cmd_fit(args) -> int:
+    from .physics.errors import ParameterError
     from .throws.fit import fit_paths, triangle_violation
     from .throws.report import draw_plot, flight_scenario, scenario_text, summary
 
@@ -96,6 +97,10 @@ def cmd_fit(args) -> int:
     _, result = fit_paths(args.recordings, args.flights, args.drag, args.axes,
                           progress=lambda fraction, note: bar(fraction, note), exclude=exclude, include=include)
     bar.close()
+    for flag, times in (("--exclude", args.exclude), ("--include", args.include)):
+        for t0 in times:
+            if not any(f.start - 0.2 <= t0 <= f.end for f in result.flights):
+                raise ParameterError(flag, f"{t0:g}", "name a time (s, recording time) inside a flight found")
     broken = triangle_violation(result.moments)
     if broken and not args.allow_unphysical:
         print(f"tumble: {broken}", file=sys.stderr)

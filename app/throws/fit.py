@@ -260,14 +260,12 @@ def _chosen(recordings, flights, spec) -> set[int]:
     for item in spec:
         if isinstance(item, (int, np.integer)):
             if not 0 <= int(item) < len(flights):
-                raise ParameterError("flight number", int(item) + 1, f"be from 1 to {len(flights)} (the flights found)")
+                raise ParameterError("flight number", int(item), f"be from 0 to {len(flights) - 1}")
             out.add(int(item))
             continue
         k, t0 = item[0], item[1]
-        for i, f in enumerate(flights):
-            rec = recordings[f.recording]
-            if k == f.recording and rec.t[f.i0] - 0.2 <= t0 <= rec.t[f.i1 - 1]:
-                out.add(i)
+        out |= {i for i, f in enumerate(flights)
+                if k == f.recording and recordings[k].t[f.i0] - 0.2 <= t0 <= recordings[k].t[f.i1 - 1]}
     return out
 
 
