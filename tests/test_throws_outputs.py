@@ -5,7 +5,6 @@ import tracemalloc
 
 import numpy as np
 import pytest
-from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: F401 - the plot's canvas
 
 from tumble.cli import main
 from tumble.throws import report

@@ -121,15 +121,15 @@ class FitResult:
                 "start": f.start,
                 "end": f.end,
                 "omega0": _floats(f.omega0),
-                "rms": f.rms,
-                "rms_relative": f.rms_relative,
+                "rms": _finite_or_none(f.rms),
+                "rms_relative": _finite_or_none(f.rms_relative),
                 "flip_time_measured": f.flip_time_measured,
                 "flip_time_fitted": f.flip_time_fitted,
                 "excluded": f.excluded,
                 "reason": f.reason,
                 "cut": f.cut,
             } for f in self.flights],
-            "rms_relative": self.rms_relative,
+            "rms_relative": _finite_or_none(self.rms_relative),
             "seconds": self.seconds,
         }
 
