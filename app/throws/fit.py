@@ -277,16 +277,17 @@ def fit_flights(recordings, flights, inertia, drag, drag_model="quadratic", axes
     edges settled where the fitted body stops matching, flights the fitted body finds added."""
     began = time.perf_counter() if began is None else began
     say = say or (lambda *_: None)
-    user_out = _chosen(recordings, flights, exclude)
-    user_in = _chosen(recordings, flights, include) - user_out
-    if len(user_out) == len(flights):
-        raise ParameterError("flights", len(flights), "leave at least one flight in the fit")
     state = cs.JointFit(recordings, list(flights), drag_model, axes_mode, windows, cancel, dws)
-    state.left_out = {i: USER_EXCLUDED for i in user_out}
-    state.keep = user_in
-    say(0.05, f"fitting {state.active_count()} flights one by one")
+    say(0.05, f"fitting {len(flights)} flights one by one")
     state.start(inertia, drag)
     state.redetect_with_consensus()
+    # the user's choices name flights as they are reported: after each was fitted alone
+    user_out = _chosen(recordings, state.flights, exclude)
+    user_in = _chosen(recordings, state.flights, include) - user_out
+    if len(user_out) == len(state.flights):
+        raise ParameterError("flights", len(state.flights), "leave at least one flight in the fit")
+    state.left_out = {i: USER_EXCLUDED for i in user_out}
+    state.keep = user_in
     say(0.35, f"fitting {state.active_count()} flights together")
     state.joint()
     for round_no in range(EDGE_ROUNDS):
