@@ -111,6 +111,23 @@ FIGURE_TITLE_CHARS = 150
 EXCLUDED_COLOUR = "#9aa0a6"
 
 
+COLOURS = ("#e5534b", "#57ab5a", "#539bf5")
+
+
+def _panel_figure(n: int):
+    """(Figure, rows, columns, width in inches) for ``n`` panels: sized to them, titles laid out
+    by matplotlib's constrained layout."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    cols = max(1, min(PLOT_COLUMNS, n))
+    rows = max(1, math.ceil(n / cols))
+    width = max(PANEL_SIZE[0] * cols, 6.4)
+    fig = Figure(figsize=(width, PANEL_SIZE[1] * rows + 0.9), dpi=PLOT_DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig, rows, cols, width
+
+
 def write_plot(result: FitResult, path, title: str | None = None) -> None:
     """Measured rates as points over the fitted curves, one panel per flight (PNG, atomic)."""
     with atomic_path(path) as tmp:
@@ -128,22 +145,14 @@ def plot_figure(result: FitResult, title: str | None = None):
     excluded flight drawn in grey with its reason."""
     import textwrap
 
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     flights = result.flights[:PLOT_MAX_FLIGHTS]
-    cols = max(1, min(PLOT_COLUMNS, len(flights)))
-    rows = max(1, math.ceil(len(flights) / cols))
-    width = max(PANEL_SIZE[0] * cols, 6.4)
-    fig = Figure(figsize=(width, PANEL_SIZE[1] * rows + 0.9), dpi=PLOT_DPI, layout="constrained")
-    FigureCanvasAgg(fig)
-    colours = ("#e5534b", "#57ab5a", "#539bf5")
+    fig, rows, cols, width = _panel_figure(len(flights))
     for k, f in enumerate(flights):
         ax = fig.add_subplot(rows, cols, k + 1)
         t = f.t - f.t[0]
         grey = f.excluded
         for c in range(3):
-            colour = EXCLUDED_COLOUR if grey else colours[c]
+            colour = EXCLUDED_COLOUR if grey else COLOURS[c]
             ax.plot(t, f.w_fitted[:, c], color=colour, lw=1.2, ls="--" if grey else "-",
                     label=f"ω{'xyz'[c]} fit" if k == first_fitted(result) else None)
             ax.plot(t[f.used], f.w_measured[f.used, c], ".", color=colour, ms=2.5)
@@ -253,27 +262,19 @@ def draw_predictions(body, recordings, flights: list[dict], horizon: float, path
     """Measured rates (points) over the predicted curves, one panel per flight, into ``path``."""
     import textwrap
 
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     from .predict import predicted_curve
 
     by_name = {r.name: r for r in recordings}
     shown = flights[:PLOT_MAX_FLIGHTS]
-    cols = max(1, min(PLOT_COLUMNS, len(shown)))
-    rows = max(1, math.ceil(len(shown) / cols))
-    width = max(PANEL_SIZE[0] * cols, 6.4)
-    fig = Figure(figsize=(width, PANEL_SIZE[1] * rows + 0.9), dpi=PLOT_DPI, layout="constrained")
-    FigureCanvasAgg(fig)
-    colours = ("#e5534b", "#57ab5a", "#539bf5")
+    fig, rows, cols, _ = _panel_figure(len(shown))
     for k, f in enumerate(shown):
         ax = fig.add_subplot(rows, cols, k + 1)
         rec = by_name[f["recording"]]
         inside = (rec.t >= f["start"]) & (rec.t <= min(f["end"], f["start"] + horizon)) & ~rec.saturated
         tc, wc = predicted_curve(body, f["omega0"], horizon)
         for c in range(3):
-            ax.plot(tc, wc[:, c], color=colours[c], lw=1.2)
-            ax.plot(rec.t[inside] - f["start"], rec.w[inside, c], ".", color=colours[c], ms=2.5)
+            ax.plot(tc, wc[:, c], color=COLOURS[c], lw=1.2)
+            ax.plot(rec.t[inside] - f["start"], rec.w[inside, c], ".", color=COLOURS[c], ms=2.5)
         for flip, style in ((f["flip_time_predicted"], "-"), (f["flip_time_measured"], ":")):
             if flip is not None:
                 ax.axvline(flip, color="#c69026", lw=0.8, ls=style)
