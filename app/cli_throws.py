@@ -85,7 +85,7 @@ def _outputs(paths):
 
 def cmd_fit(args) -> int:
     from .physics.errors import ParameterError
-    from .throws.fit import fit_paths, triangle_violation
+    from .throws.fit import fit_paths, flat_note, triangle_violation
     from .throws.report import draw_plot, flight_scenario, scenario_text, summary
 
     out = check_out(args.out, (".toml",)) if args.out else None
@@ -101,10 +101,13 @@ def cmd_fit(args) -> int:
         for t0 in times:
             if not any(f.start - 0.2 <= t0 <= f.end for f in result.flights):
                 raise ParameterError(flag, f"{t0:g}", "name a time (s, recording time) inside a flight found")
-    broken = triangle_violation(result.moments)
+    broken = triangle_violation(result.moments, result.moments_std)
     if broken and not args.allow_unphysical:
         print(f"tumble: {broken}", file=sys.stderr)
         return EXIT_FAILED
+    note = flat_note(result.moments)
+    if note:
+        print(f"tumble: note: {note}", file=sys.stderr)
     # validated before anything is printed or written
     scenario = flight_scenario(result, None, args.inertia_scale, args.allow_unphysical) if out else None
     if args.json:

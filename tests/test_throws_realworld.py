@@ -177,3 +177,15 @@ def test_another_object_is_excluded_also_under_model_error(session):
     th = parts[-1][3][0]
     assert abs(other[0].start - th.start) < 0.1 and abs(other[0].end - th.end) < 0.1
     assert sum(f.excluded for f in result.flights) == len(other)
+
+
+def test_a_flat_body_short_of_the_triangle_inequality_by_its_errors_is_kept():
+    """A racket or a phone is nearly flat (J1 + J2 = J3): fitted ratios fall on either side of
+    the inequality by their errors, and are kept with a note; far short of it they are refused."""
+    from tumble.throws.fit import FLAT_TOLERANCE, flat_note, triangle_violation
+
+    assert triangle_violation([0.07, 0.925, 1.0]) is None and "flat body" in flat_note([0.07, 0.925, 1.0])
+    assert triangle_violation([0.07, 0.90, 1.0], [0.004, 0.012, 0.0]) is None  # 0.03 short, 3 errors 0.038
+    assert triangle_violation([0.16, 0.34, 1.0], [0.008, 0.008, 0.0]) is not None
+    assert triangle_violation([0.07, 0.93 - 0.9 * FLAT_TOLERANCE, 1.0]) is None
+    assert triangle_violation([0.2, 0.5, 1.0]) is not None and flat_note([0.3, 0.75, 1.0]) is None

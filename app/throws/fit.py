@@ -31,6 +31,9 @@ AXES_MODES = ("sensor", "fit")
 NEAR_INTERMEDIATE_DEG = 30.0
 #: most rounds of settling the edges and refitting all flights jointly
 EDGE_ROUNDS = 3
+#: fitted ratios may fall this share of the largest short of the triangle inequality and still
+#: be taken for a flat body's (J1 + J2 = J3, perpendicular axis theorem) that noise put below it
+FLAT_TOLERANCE = 0.01
 #: the reason of a flight the user left out
 USER_EXCLUDED = "excluded by the user"
 #: a flip time is found on the fitted curve sampled this finely (s)
@@ -210,15 +213,38 @@ def _result(recordings, sol: Solution, flights, left_out, seconds) -> FitResult:
                      seconds, tuple(r.name for r in recordings))
 
 
-def triangle_violation(moments) -> str | None:
-    """The sentence saying fitted ratios break the triangle inequality (no real body has
-    them), or None when they keep it."""
+def triangle_deficit(moments) -> float:
+    """How far the two smaller ratios fall short of the largest (> 0: the triangle inequality
+    is broken)."""
     m = np.sort(np.asarray(moments, dtype=float))
-    if m[0] + m[1] >= m[2] * (1 - RELATIVE_SLACK):
+    return float(m[2] * (1 - RELATIVE_SLACK) - (m[0] + m[1]))
+
+
+def triangle_violation(moments, std=None) -> str | None:
+    """The sentence saying fitted ratios break the triangle inequality (no real body has
+    them), or None when they keep it or fall short by no more than a flat body's fit may:
+    FLAT_TOLERANCE of the largest, or three of their standard errors ``std`` if larger (a
+    racket or a phone is nearly flat, J1 + J2 = J3, and its fitted ratios fall on either side)."""
+    m = np.sort(np.asarray(moments, dtype=float))
+    tolerance = FLAT_TOLERANCE * m[2]
+    if std is not None and np.all(np.isfinite(std)):
+        s = np.asarray(std, dtype=float)[np.argsort(np.asarray(moments, dtype=float))]
+        tolerance = max(tolerance, 3.0 * float(np.hypot(s[0], s[1])))
+    if triangle_deficit(m) <= tolerance:
         return None
     return (f"the fitted ratios {', '.join(f'{x:.4f}' for x in m)} break the triangle inequality "
             f"({m[0]:.4f} + {m[1]:.4f} < {m[2]:.4f}: no rigid body has them); check the flights, or pass "
             "--allow-unphysical to keep them")
+
+
+def flat_note(moments) -> str | None:
+    """The note for ratios that break the triangle inequality within a flat body's tolerance
+    (the scenario then says ``allow_unphysical = true``), or None."""
+    deficit = triangle_deficit(moments)
+    if deficit <= 0:
+        return None
+    return (f"the fitted ratios fall {deficit:.4f} short of the triangle inequality, within the fit's errors of a "
+            "flat body (J1 + J2 = J3): the scenario says allow_unphysical = true")
 
 
 # ------------------------------------------------------------------ the whole pipeline

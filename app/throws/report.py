@@ -11,7 +11,7 @@ from pathlib import Path
 from ..atomic import atomic_path
 from ..physics.errors import ParameterError
 from ..scenario import Scenario, dumps, from_dict
-from .fit import FitResult, triangle_violation
+from .fit import FitResult, triangle_deficit, triangle_violation
 
 #: the scenario's mass (kg): rotation never reads it; with --inertia-scale the real moment,
 #: the equivalent box drawn in the window has about the object's size
@@ -39,13 +39,14 @@ def scenario_dict(result: FitResult, index: int | None = None, inertia_scale: fl
     fitted): a custom body with the fitted inertia in the sensor frame (so a rate measured by
     the same sensor is its ``angular_velocity`` unchanged), the fitted drag as a load, no
     gravity, the flight's length. Ratios that break the triangle inequality are refused (the
-    sentence of :func:`~app.throws.fit.triangle_violation`) unless ``allow_unphysical``."""
+    sentence of :func:`~app.throws.fit.triangle_violation`) unless ``allow_unphysical`` or
+    within a flat body's tolerance (then the body says ``allow_unphysical = true``)."""
     index = first_fitted(result) if index is None else index
     f = result.flights[index]
     body = {"shape": "custom", "mass": SCENARIO_MASS, "inertia": _vector6(result.inertia * inertia_scale)}
-    broken = triangle_violation(result.moments)
-    if broken:
-        if not allow_unphysical:
+    if triangle_deficit(result.moments) > 0:
+        broken = triangle_violation(result.moments, result.moments_std)
+        if broken and not allow_unphysical:
             raise UnphysicalFit(broken)
         body["allow_unphysical"] = True
     ratios = ", ".join(f"{m:.4f}" for m in result.moments)
