@@ -189,3 +189,19 @@ def test_a_flat_body_short_of_the_triangle_inequality_by_its_errors_is_kept():
     assert triangle_violation([0.16, 0.34, 1.0], [0.008, 0.008, 0.0]) is not None
     assert triangle_violation([0.07, 0.93 - 0.9 * FLAT_TOLERANCE, 1.0]) is None
     assert triangle_violation([0.2, 0.5, 1.0]) is not None and flat_note([0.3, 0.75, 1.0]) is None
+
+
+def test_where_flights_disagree_the_majority_body_wins():
+    """Four throws of one body and three of another (ratios 0.45, 0.62, 1): the flights' own
+    fits disagree, candidate starts are tried, the lowest cost is the majority's body, and
+    the three others are excluded."""
+    rng = np.random.default_rng(3)
+    recordings = []
+    for body, n in ((TRUTH, 4), (syn.OTHER_OBJECT, 3)):
+        for k in range(n):
+            rates = [syn.spin_near(body, 1, rng.uniform(4, 12), rng.uniform(14, 22), rng)]
+            t, w, _ = syn.make_recording(body, rates, rng, flight_s=0.9)
+            recordings.append(recording_from_arrays(f"{n}-{k}", t, w))
+    result = fit_recordings(recordings, axes_mode="fit")
+    assert np.all(np.abs(result.moments / np.asarray(TRUTH.moments) - 1) < 0.01)
+    assert [f.excluded for f in result.flights] == [False] * 4 + [True] * 3
