@@ -53,7 +53,8 @@ def _recovery_row(label, truth, rec, throws, axes_mode="fit"):
     ratio_err = np.max(np.abs(result.moments / np.asarray(truth.moments) - 1))
     drag_err = np.max(np.abs(result.drag / np.asarray(truth.drag) - 1))
     return result, {"data": label, "flights": len(throws), "found": found, "extra": len(result.flights) - found,
-                    "worst_start_ms": 1e3 * worst, "ratio_error": float(ratio_err), "drag_error": float(drag_err),
+                    "worst_start_ms": 1e3 * worst if np.isfinite(worst) else None,
+                    "ratio_error": float(ratio_err), "drag_error": float(drag_err),
                     "ratio_std_max": float(np.max(result.moments_std[:2] / result.moments[:2])),
                     "clipped_samples": int(rec.saturated.sum()), "fit_seconds": result.seconds}
 
@@ -182,7 +183,8 @@ def run_fit_bench(seed: int = 2026, say=print) -> dict:
         say("|---|---|---|---|---|---|---|---|")
         for r in rows:
             extra = f" (+{r['extra']} extra)" if r["extra"] else ""
-            say(f"| {r['data']} | {r['found']}/{r['flights']}{extra} | {r['worst_start_ms']:.1f} | "
+            worst = "-" if r["worst_start_ms"] is None else f"{r['worst_start_ms']:.1f}"
+            say(f"| {r['data']} | {r['found']}/{r['flights']}{extra} | {worst} | "
                 f"{100 * r['ratio_error']:.3f}% | {100 * r['ratio_std_max']:.3f}% | {100 * r['drag_error']:.2f}% | "
                 f"{r['clipped_samples']} | {r['fit_seconds']:.2f} |")
         say(f"reference: one plain rk4 run (app.physics, dt 1 ms) of the same 100 flights took {reference:.3f} s; "
