@@ -124,6 +124,8 @@ def predict_flights(scenario, recordings, windows="auto", lead: float = DEFAULT_
     recs = [r if isinstance(r, Recording) else _read(r) for r in recordings]
     if isinstance(windows, str):
         windows = fl.parse_windows(windows)
+    elif windows is not None:
+        windows = [check_window(w) for w in windows]
     out = []
     for k, rec in enumerate(recs):
         spans = _window_spans(rec, windows) if windows is not None else _auto_spans(recs, k, body)
@@ -141,6 +143,17 @@ def check_lead_horizon(lead, horizon) -> tuple[float, float]:
         if not (isinstance(value, (int, float)) and math.isfinite(value) and 0 < value <= top):
             raise ParameterError(name, value, f"be a number of seconds above 0 and at most {top:g}")
     return float(lead), float(horizon)
+
+
+def check_window(window) -> tuple[float, float]:
+    """One (start, end) window as floats, finite with start < end; else ParameterError."""
+    try:
+        lo, hi = (float(x) for x in window)
+    except (TypeError, ValueError):
+        raise ParameterError("window", window, "be a (start, end) pair of times in s") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ParameterError("window", window, "have a finite start before a finite end (s)")
+    return lo, hi
 
 
 def _read(path) -> Recording:
