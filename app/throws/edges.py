@@ -2,8 +2,10 @@
 
 :func:`find_flights` runs :mod:`.flights` over every recording (a first inertia from the
 rates, flights by the torque residual, a second inertia from those flights, the flights
-again); :func:`settle_edges` moves each flight's edges to where a fitted body stops
-matching its measured rates, refitting the flight's initial rate alone each time.
+again); :func:`settle_edges` moves each flight's edges to where a fitted body, started on
+the flight's core, stops matching its measured rates, refitting the flight's initial rate
+alone each time; :func:`cut_edge` says whether a recording begins or ends inside a flight;
+:func:`flights_with_body` finds flights with a known body (``tumble predict``).
 """
 
 from __future__ import annotations

@@ -14,6 +14,11 @@ equations with drag are linear in J's six entries and the drag coefficients, so 
 total-least-squares fit over the fast samples, kept to those it explains, converges on the
 flights. Flights are then runs of samples with a small residual; :func:`refine_edges` moves
 their edges to where the integrated fit stops matching the measured rates.
+
+What a flight never holds: a sample slower than MIN_RATE (a still phone reads exactly 0.000,
+a hand's wobble well below the floor), a clipped sample at either edge, a catch (its residual
+is high; a gap of clipped samples is bridged only where the body momentum |J w| agrees on its
+two sides, which a catch changes), or a pause (runs end at a segment's edge).
 """
 
 from __future__ import annotations
