@@ -232,6 +232,10 @@ def fit(recordings, *, flights="auto", drag="quadratic", axes="sensor", inertia_
         result = fit_recordings(items, fl.parse_windows(text), drag, axes, progress, **marks)
     else:
         _, result = fit_paths([str(r) for r in items], text, drag, axes, progress=progress, **marks)
+    for name, times in (("exclude", _times(exclude)), ("include", _times(include))):
+        for t0 in times:
+            if not any(f.start - 0.2 <= float(t0) <= f.end for f in result.flights):
+                raise ParameterError(f"--{name}", f"{float(t0):g}", "name a time (s, recording time) inside a flight found")
     return Fit(result, scale, bool(allow_unphysical))
 
 

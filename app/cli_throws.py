@@ -85,7 +85,7 @@ def _outputs(paths):
 
 def cmd_fit(args) -> int:
     from .api import fit
-    from .throws.fit import triangle_violation
+    from .throws.fit import flat_note, triangle_violation
     from .throws.report import draw_plot, scenario_text
 
     out = check_out(args.out, (".toml",)) if args.out else None
@@ -95,10 +95,13 @@ def cmd_fit(args) -> int:
                      inertia_scale=args.inertia_scale, exclude=args.exclude, include=args.include,
                      allow_unphysical=args.allow_unphysical, progress=bar)
     result = fitted.result
-    broken = triangle_violation(result.moments)
+    broken = triangle_violation(result.moments, result.moments_std)
     if broken and not args.allow_unphysical:
         print(f"tumble: {broken}", file=sys.stderr)
         return EXIT_FAILED
+    note = flat_note(result.moments)
+    if note:
+        print(f"tumble: note: {note}", file=sys.stderr)
     # validated before anything is printed or written
     scenario = fitted.scenario() if out else None
     if args.json:
@@ -118,8 +121,12 @@ def cmd_fit(args) -> int:
 
 
 def cmd_predict(args) -> int:
+    import time
+
+    from .api import predict
     from .scenario import load
     from .throws import predict as pr
+    from .throws.recording import read_recordings
     from .throws.report import draw_predictions, prediction_table
 
     plot = check_out(args.plot, (".png",), "--plot") if args.plot else None
@@ -128,13 +135,7 @@ def cmd_predict(args) -> int:
     pr.check_lead_horizon(lead, horizon)
     scenario = load(args.scenario)
     body = pr.FittedBody.of(scenario)
-    from .throws.recording import read_recording
-
-    recordings = [read_recording(p) for p in args.recordings]
-    import time
-
-    from .api import predict
-
+    recordings = read_recordings(args.recordings)  # an Excel file's CSV twin, or a path given twice, counts once
     began = time.perf_counter()
     flights = predict(scenario, recordings, flights=args.flights, lead=lead, horizon=horizon)
     seconds = time.perf_counter() - began

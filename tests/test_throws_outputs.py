@@ -5,7 +5,6 @@ import tracemalloc
 
 import numpy as np
 import pytest
-from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: F401 - the plot's canvas
 
 from tumble.cli import main
 from tumble.throws import report
@@ -116,3 +115,11 @@ def test_long_recordings_are_differentiated_in_bounded_memory():
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 30 * n * 8 * 3  # a few copies of the rates, not (n, window, 4) arrays
+
+
+def test_exclude_names_a_flight_or_is_refused(one, capsys):
+    assert main(["fit", str(one), "--exclude", "500"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tumble: error: --exclude") and len(err.strip().splitlines()) == 1
+    assert main(["fit", str(one), "--json", "--exclude", "1.5"]) == 2  # the only flight: nothing left to fit
+    assert "leave at least one flight" in capsys.readouterr().err

@@ -99,3 +99,16 @@ def test_bad_lead_and_windows_are_one_line_exit_2(fitted, capsys):
         assert main(["predict", str(toml), str(later), *args]) == 2
         err = capsys.readouterr().err
         assert len(err.strip().splitlines()) == 1 and err.startswith("tumble: error:")
+
+
+def test_auto_finds_the_launch_of_a_clip_ending_just_after_the_release(fitted):
+    """A clip from the hand to 0.1 s after the release: too short for a fit's flight, but cut
+    by the recording's end, so predict still finds it and predicts the flip it never shows."""
+    toml, _, t, w, throws = fitted
+    body = FittedBody.of(load(str(toml)))
+    th = throws[2]
+    keep = (t >= th.start - 0.6) & (t <= th.start + 0.1)
+    (f,) = predict_flights(body, [recording_from_arrays("clip", t[keep], w[keep])])
+    assert abs(f["start"] - th.start) < 0.02 and f["flip_time_measured"] is None
+    true = _true_flip(th) - (f["start"] - th.start)
+    assert abs(f["flip_time_predicted"] - true) < 0.02 * true

@@ -19,6 +19,8 @@ recording taken for a flight, a throw of another object, a bounce. So (:class:`J
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from ..physics.errors import ParameterError
@@ -45,6 +47,11 @@ CANDIDATES_MAX = 4
 OUTLIER_FACTOR = 5.0
 #: ...and this (a fit at the noise of a 0.01 rad/s gyroscope is about 0.001)
 OUTLIER_FLOOR = 0.005
+#: a flight found again with the consensus body is replaced by the longest run of small
+#: residual over it when that run lasts at least this share of it; else it is judged whole
+KEEP_SHARE = 0.5
+#: a flight fitted alone looks this far (s) beyond its edges for more samples its own body explains
+GROW_S = 1.0
 #: most flights excluded one after another
 OUTLIER_ROUNDS = 4
 
@@ -126,8 +133,26 @@ class JointFit:
         j = np.diag(inertia)
         if not np.all(np.isfinite(j)) or j.max() <= 0:
             return None
+        self._grow(i, inertia, drag)
         n = max(len(sol.weighted), 1)
         return j / j.max(), np.asarray(drag) / j.max(), float(np.sqrt(2 * sol.cost / n))
+
+    def _grow(self, i, inertia, drag):
+        """Extend flight i to the run of small residual its own body finds over it, when longer
+        (a throw of another object, of which the first guess found only a part: judged whole)."""
+        f = self.flights[i]
+        rec = self.recordings[f.recording]
+        a = int(np.searchsorted(rec.t, rec.t[f.i0] - GROW_S))
+        b = int(np.searchsorted(rec.t, rec.t[f.i1 - 1] + GROW_S, "right"))
+        dw = self.dws[f.recording][a:b] if self.dws is not None else fl.smooth_and_derivative(rec.t, rec.w)[1][a:b]
+        part = dataclasses.replace(rec, t=rec.t[a:b], w=rec.w[a:b], segment=rec.segment[a:b],
+                                   saturated=rec.saturated[a:b])
+        for g in fl.detect(part, f.recording, dw, inertia, self.drag_model, np.maximum(drag, 0.0), self.windows):
+            if g.i0 + a <= f.i0 and g.i1 + a >= f.i1 and (g.i0 + a, g.i1 + a) != (f.i0, f.i1):
+                grown = fl.Flight(f.recording, g.i0 + a, g.i1 + a)
+                self.flights[i] = self.anchors[i] = grown
+                self.w0s[i] = start_rate(rec, grown.i0, grown.i1)
+                return
 
     # -------------------------------------------------------------- 3: the robust joint fit
 
@@ -237,6 +262,9 @@ class JointFit:
                     if i not in self.left_out and (i not in runs or g.i1 - g.i0 > runs[i].i1 - runs[i].i0):
                         runs[i] = g
             for i, g in runs.items():
+                f = self.flights[i]
+                if replace and rec.t[g.i1 - 1] - rec.t[g.i0] < KEEP_SHARE * (rec.t[f.i1 - 1] - rec.t[f.i0]):
+                    continue  # the body explains little of it: judged whole (another object's throw)
                 self.anchors[i] = g
                 if replace:
                     rec_i = self.recordings[g.recording]

@@ -2,8 +2,10 @@
 
 :func:`find_flights` runs :mod:`.flights` over every recording (a first inertia from the
 rates, flights by the torque residual, a second inertia from those flights, the flights
-again); :func:`settle_edges` moves each flight's edges to where a fitted body stops
-matching its measured rates, refitting the flight's initial rate alone each time.
+again); :func:`settle_edges` moves each flight's edges to where a fitted body, started on
+the flight's core, stops matching its measured rates, refitting the flight's initial rate
+alone each time; :func:`cut_edge` says whether a recording begins or ends inside a flight;
+:func:`flights_with_body` finds flights with a known body (``tumble predict``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from .solver import FitCancelled
 EDGE_PASSES = 6
 #: the edges' tolerance is set by the fit's rms this far (s) inside them
 EDGE_MARGIN_S = 0.1
+#: fewest samples in a flight's core for it to be fitted on its own
+CORE_MIN_SAMPLES = 20
 
 
 def merge(recordings, flights):
@@ -100,13 +104,18 @@ def find_flights(recordings, windows=None, drag_model="quadratic", smoothed=None
     return merge(recordings, found), inertia, (np.zeros(3) if drag_model == "none" else drag)
 
 
-def flights_with_body(recordings, inertia, drag_model, drag, windows=None) -> list:
+def flights_with_body(recordings, inertia, drag_model, drag, windows=None, cut_min_s: float | None = None) -> list:
     """Flights of ``recordings`` found with a known body (a FIT.toml's): runs of small torque
-    residual, their edges then moved to where that body stops matching the rates."""
+    residual, their edges then moved to where that body stops matching the rates. With
+    ``cut_min_s``, a run cut by the end of its recording (or segment) counts from that length
+    on (a clip that ends just after the release still holds its launch)."""
     found = []
     for k, rec in enumerate(recordings):
         _, dw = fl.smooth_and_derivative(rec.t, rec.w)
-        found += fl.detect(rec, k, dw, inertia, drag_model, drag, windows)
+        runs = fl.detect(rec, k, dw, inertia, drag_model, drag, windows,
+                         min_s=fl.MIN_FLIGHT_S if cut_min_s is None else min(cut_min_s, fl.MIN_FLIGHT_S))
+        ends = {b for _, b in rec.segment_bounds()}
+        found += [f for f in runs if rec.t[f.i1 - 1] - rec.t[f.i0] >= fl.MIN_FLIGHT_S or f.i1 in ends]
     found = merge(recordings, found)
     if not found:
         return []
@@ -143,15 +152,26 @@ def _flight_model(rec, f, w0, inertia, drag_model, drag):
     return out
 
 
-def _core_rms_of(rec, f, model) -> float:
-    """rms of the fit away from the flight's edges (where hand or catch may still be in it)."""
-    t = rec.t[f.i0:f.i1]
-    used = ~rec.saturated[f.i0:f.i1]
-    core = used & (t >= t[0] + EDGE_MARGIN_S) & (t <= t[-1] - EDGE_MARGIN_S)
-    if core.sum() < 10:
-        core = used
-    dev = model[core] - rec.w[f.i0:f.i1][core]
-    return float(np.sqrt(np.mean(np.sum(dev * dev, axis=1))))
+def core_start(rec, f, w0, inertia, drag_model, drag) -> tuple[np.ndarray, float]:
+    """(rate at the flight's first stamp, rms) of the flight's core, EDGE_MARGIN_S inside its
+    edges, fitted alone and integrated back to the first stamp: a hand's ramp or a catch still
+    inside the flight then stands out against the model instead of bending it."""
+    t = rec.t
+    i0c = int(np.searchsorted(t, t[f.i0] + EDGE_MARGIN_S))
+    i1c = int(np.searchsorted(t, t[f.i1 - 1] - EDGE_MARGIN_S, "right"))
+    if i1c - i0c < CORE_MIN_SAMPLES or (~rec.saturated[i0c:i1c]).sum() < CORE_MIN_SAMPLES:
+        model = _flight_model(rec, f, w0, inertia, drag_model, drag)
+        used = ~rec.saturated[f.i0:f.i1]
+        dev = (model - rec.w[f.i0:f.i1])[used]
+        return w0, float(np.sqrt(np.mean(np.sum(dev * dev, axis=1))))
+    core = fl.Flight(f.recording, i0c, i1c)
+    guess = simulate_rates([t[i0c]], t[f.i0], w0, inertia, drag_model, drag)[0]
+    wc = refit_start(rec, core, guess, inertia, drag_model, drag)
+    model = _flight_model(rec, core, wc, inertia, drag_model, drag)
+    used = ~rec.saturated[i0c:i1c]
+    dev = (model - rec.w[i0c:i1c])[used]
+    back = simulate_rates([t[f.i0]], t[i0c], wc, inertia, drag_model, drag)[0]
+    return back, float(np.sqrt(np.mean(np.sum(dev * dev, axis=1))))
 
 
 def refit_start(rec, f, w0, inertia, drag_model, drag):
@@ -176,14 +196,14 @@ def settle_edges(recordings, flights, w0s, inertia, drag_model, drag, windows, c
         moved, changed = [], False
         for f, w0, anchor in zip(flights, w0s, anchors):
             rec = recordings[f.recording]
-            model = _flight_model(rec, f, w0, inertia, drag_model, drag)
-            g = fl.refine_edges(rec, f, w0, inertia, drag_model, drag, _core_rms_of(rec, f, model), windows, anchor)
+            w_edge, rms = core_start(rec, f, w0, inertia, drag_model, drag)
+            g = fl.refine_edges(rec, f, w_edge, inertia, drag_model, drag, rms, windows, anchor)
             if rec.t[g.i1 - 1] - rec.t[g.i0] < fl.MIN_FLIGHT_S:
                 g = f  # too short once trimmed: keep the residual's edges (the fit judges it)
             if g != f:
                 changed = True
-                start = w0 if g.i0 == f.i0 else simulate_rates([rec.t[g.i0]], rec.t[f.i0], w0, inertia,
-                                                               drag_model, drag)[0]
+                start = w_edge if g.i0 == f.i0 else simulate_rates([rec.t[g.i0]], rec.t[f.i0], w_edge, inertia,
+                                                                   drag_model, drag)[0]
                 w0 = refit_start(rec, g, start, inertia, drag_model, drag)
             moved.append((g, w0, anchor))
         merged = merge(recordings, [g for g, _, _ in moved])

@@ -31,6 +31,9 @@ AXES_MODES = ("sensor", "fit")
 NEAR_INTERMEDIATE_DEG = 30.0
 #: most rounds of settling the edges and refitting all flights jointly
 EDGE_ROUNDS = 3
+#: fitted ratios may fall this share of the largest short of the triangle inequality and still
+#: be taken for a flat body's (J1 + J2 = J3, perpendicular axis theorem) that noise put below it
+FLAT_TOLERANCE = 0.01
 #: the reason of a flight the user left out
 USER_EXCLUDED = "excluded by the user"
 #: a flip time is found on the fitted curve sampled this finely (s)
@@ -121,15 +124,15 @@ class FitResult:
                 "start": f.start,
                 "end": f.end,
                 "omega0": _floats(f.omega0),
-                "rms": f.rms,
-                "rms_relative": f.rms_relative,
+                "rms": _finite_or_none(f.rms),
+                "rms_relative": _finite_or_none(f.rms_relative),
                 "flip_time_measured": f.flip_time_measured,
                 "flip_time_fitted": f.flip_time_fitted,
                 "excluded": f.excluded,
                 "reason": f.reason,
                 "cut": f.cut,
             } for f in self.flights],
-            "rms_relative": self.rms_relative,
+            "rms_relative": _finite_or_none(self.rms_relative),
             "seconds": self.seconds,
         }
 
@@ -210,15 +213,38 @@ def _result(recordings, sol: Solution, flights, left_out, seconds) -> FitResult:
                      seconds, tuple(r.name for r in recordings))
 
 
-def triangle_violation(moments) -> str | None:
-    """The sentence saying fitted ratios break the triangle inequality (no real body has
-    them), or None when they keep it."""
+def triangle_deficit(moments) -> float:
+    """How far the two smaller ratios fall short of the largest (> 0: the triangle inequality
+    is broken)."""
     m = np.sort(np.asarray(moments, dtype=float))
-    if m[0] + m[1] >= m[2] * (1 - RELATIVE_SLACK):
+    return float(m[2] * (1 - RELATIVE_SLACK) - (m[0] + m[1]))
+
+
+def triangle_violation(moments, std=None) -> str | None:
+    """The sentence saying fitted ratios break the triangle inequality (no real body has
+    them), or None when they keep it or fall short by no more than a flat body's fit may:
+    FLAT_TOLERANCE of the largest, or three of their standard errors ``std`` if larger (a
+    racket or a phone is nearly flat, J1 + J2 = J3, and its fitted ratios fall on either side)."""
+    m = np.sort(np.asarray(moments, dtype=float))
+    tolerance = FLAT_TOLERANCE * m[2]
+    if std is not None and np.all(np.isfinite(std)):
+        s = np.asarray(std, dtype=float)[np.argsort(np.asarray(moments, dtype=float))]
+        tolerance = max(tolerance, 3.0 * float(np.hypot(s[0], s[1])))
+    if triangle_deficit(m) <= tolerance:
         return None
     return (f"the fitted ratios {', '.join(f'{x:.4f}' for x in m)} break the triangle inequality "
             f"({m[0]:.4f} + {m[1]:.4f} < {m[2]:.4f}: no rigid body has them); check the flights, or pass "
             "--allow-unphysical to keep them")
+
+
+def flat_note(moments) -> str | None:
+    """The note for ratios that break the triangle inequality within a flat body's tolerance
+    (the scenario then says ``allow_unphysical = true``), or None."""
+    deficit = triangle_deficit(moments)
+    if deficit <= 0:
+        return None
+    return (f"the fitted ratios fall {deficit:.4f} short of the triangle inequality, within the fit's errors of a "
+            "flat body (J1 + J2 = J3): the scenario says allow_unphysical = true")
 
 
 # ------------------------------------------------------------------ the whole pipeline
@@ -260,14 +286,12 @@ def _chosen(recordings, flights, spec) -> set[int]:
     for item in spec:
         if isinstance(item, (int, np.integer)):
             if not 0 <= int(item) < len(flights):
-                raise ParameterError("flight number", int(item) + 1, f"be from 1 to {len(flights)} (the flights found)")
+                raise ParameterError("flight number", int(item), f"be from 0 to {len(flights) - 1}")
             out.add(int(item))
             continue
         k, t0 = item[0], item[1]
-        for i, f in enumerate(flights):
-            rec = recordings[f.recording]
-            if k == f.recording and rec.t[f.i0] - 0.2 <= t0 <= rec.t[f.i1 - 1]:
-                out.add(i)
+        out |= {i for i, f in enumerate(flights)
+                if k == f.recording and recordings[k].t[f.i0] - 0.2 <= t0 <= recordings[k].t[f.i1 - 1]}
     return out
 
 
@@ -279,16 +303,17 @@ def fit_flights(recordings, flights, inertia, drag, drag_model="quadratic", axes
     edges settled where the fitted body stops matching, flights the fitted body finds added."""
     began = time.perf_counter() if began is None else began
     say = say or (lambda *_: None)
-    user_out = _chosen(recordings, flights, exclude)
-    user_in = _chosen(recordings, flights, include) - user_out
-    if len(user_out) == len(flights):
-        raise ParameterError("flights", len(flights), "leave at least one flight in the fit")
     state = cs.JointFit(recordings, list(flights), drag_model, axes_mode, windows, cancel, dws)
-    state.left_out = {i: USER_EXCLUDED for i in user_out}
-    state.keep = user_in
-    say(0.05, f"fitting {state.active_count()} flights one by one")
+    say(0.05, f"fitting {len(flights)} flights one by one")
     state.start(inertia, drag)
     state.redetect_with_consensus()
+    # the user's choices name flights as they are reported: after each was fitted alone
+    user_out = _chosen(recordings, state.flights, exclude)
+    user_in = _chosen(recordings, state.flights, include) - user_out
+    if len(user_out) == len(state.flights):
+        raise ParameterError("flights", len(state.flights), "leave at least one flight in the fit")
+    state.left_out = {i: USER_EXCLUDED for i in user_out}
+    state.keep = user_in
     say(0.35, f"fitting {state.active_count()} flights together")
     state.joint()
     for round_no in range(EDGE_ROUNDS):

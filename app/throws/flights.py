@@ -14,6 +14,11 @@ equations with drag are linear in J's six entries and the drag coefficients, so 
 total-least-squares fit over the fast samples, kept to those it explains, converges on the
 flights. Flights are then runs of samples with a small residual; :func:`refine_edges` moves
 their edges to where the integrated fit stops matching the measured rates.
+
+What a flight never holds: a sample slower than MIN_RATE (a still phone reads exactly 0.000,
+a hand's wobble well below the floor), a clipped sample at either edge, a catch (its residual
+is high; a gap of clipped samples is bridged only where the body momentum |J w| agrees on its
+two sides, which a catch changes), or a pause (runs end at a segment's edge).
 """
 
 from __future__ import annotations
@@ -52,7 +57,7 @@ BRIDGE_S = 0.6
 BRIDGE_MOMENTUM = 0.12
 #: an edge moves inwards at most this far (s) from where the torque residual put it: the
 #: residual already said those samples are free (a bad model must not eat clean flight)
-EDGE_INWARD_S = 0.05
+EDGE_INWARD_S = 0.1
 #: an edge moves while the measured rate stays within this many times the rms of the fit
 #: inside the flight
 EDGE_TOLERANCE = 3.0
@@ -297,9 +302,10 @@ def free_runs(t, free, unknown, segment, min_s: float = MIN_FLIGHT_S, momentum=N
 
 
 def detect(rec: Recording, rec_index: int, dw, inertia, drag_model, coefficients, windows=None,
-           threshold: float = FREE_RESIDUAL) -> list[Flight]:
-    """Flights of one recording for a trial inertia and drag; with ``windows`` ((start, end)
-    pairs in recording time), only inside them and the longest free run of each."""
+           threshold: float = FREE_RESIDUAL, min_s: float = MIN_FLIGHT_S) -> list[Flight]:
+    """Flights of one recording for a trial inertia and drag, lasting ``min_s`` or more; with
+    ``windows`` ((start, end) pairs in recording time), only inside them and the longest free
+    run of each."""
     fast = usable_rate(rec.w)
     r = np.full(len(rec.t), np.inf)
     r[fast] = torque_residual(rec.w[fast], dw[fast], inertia, drag_model, coefficients)
@@ -307,11 +313,11 @@ def detect(rec: Recording, rec_index: int, dw, inertia, drag_model, coefficients
     free = fast & ~unknown & (r < threshold)
     momentum = np.linalg.norm(rec.w @ np.asarray(inertia, dtype=float).T, axis=1)
     if windows is None:
-        return [Flight(rec_index, a, b) for a, b in free_runs(rec.t, free, unknown, rec.segment, momentum=momentum)]
+        return [Flight(rec_index, a, b) for a, b in free_runs(rec.t, free, unknown, rec.segment, min_s, momentum)]
     flights = []
     for lo, hi in windows:
         inside = (rec.t >= lo) & (rec.t <= hi)
-        runs = free_runs(rec.t, free & inside, unknown & inside, rec.segment, momentum=momentum)
+        runs = free_runs(rec.t, free & inside, unknown & inside, rec.segment, min_s, momentum)
         if runs:
             a, b = max(runs, key=lambda ab: rec.t[ab[1] - 1] - rec.t[ab[0]])
             flights.append(Flight(rec_index, a, b))

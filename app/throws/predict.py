@@ -31,6 +31,9 @@ FIRST_SAMPLES = 3
 #: and each flight is simulated this long (s)
 DEFAULT_LEAD = 0.1
 DEFAULT_HORIZON = 2.0
+#: with ``windows = "auto"``, a flight cut by the end of its recording counts from this length
+#: (s) on: a clip ending 0.1 s after the release still holds its launch
+CUT_FLIGHT_MIN_S = 0.05
 #: the predicted path is sampled this finely (s) to find its first flip
 FLIP_SAMPLING_S = 1e-3
 #: largest lead and horizon accepted (s): a flight lasts about a second
@@ -56,7 +59,12 @@ class FittedBody:
     @staticmethod
     def of(scenario) -> "FittedBody":
         """From a :class:`~app.scenario.Scenario` (a FIT.toml): its body's inertia and its drag
-        load; other torques, forces and gravity would not be a throw's free flight."""
+        load (other torques, forces and gravity would not be a throw's free flight); or from a
+        :class:`~app.throws.fit.FitResult` as it is."""
+        if isinstance(scenario, FittedBody):
+            return scenario
+        if isinstance(scenario, FitResult):
+            return FittedBody(scenario.inertia, scenario.axes, scenario.drag_model, np.maximum(scenario.drag, 0.0))
         body = scenario.rigid_body
         loads = scenario.applied_loads
         if loads.torques or loads.forces:
@@ -82,13 +90,14 @@ def predict_flights(scenario, recordings, windows="auto", lead: float = DEFAULT_
 
     Parameters
     ----------
-    scenario : Scenario or FittedBody
+    scenario : Scenario, FitResult or FittedBody
         A FIT.toml loaded with :func:`app.scenario.load` (its body's inertia in the sensor
-        frame and its drag), or a :class:`FittedBody`.
+        frame and its drag), a fit's result, or a :class:`FittedBody`.
     recordings : list of Recording or paths
         Recordings (paths are read with :func:`~app.throws.recording.read_recording`).
     windows : "auto" or list of (start, end)
-        ``"auto"``: the flights found as ``tumble fit`` finds them (with this body);
+        ``"auto"``: the flights found as ``tumble fit`` finds them (with this body; a flight
+        cut by the end of its recording counts from CUT_FLIGHT_MIN_S on);
         a list: each window (recording time, s) is one flight exactly as given, in every
         recording it overlaps (no search inside it; any length: a 0.1 s window holding only
         the launch is the normal case).
@@ -110,11 +119,13 @@ def predict_flights(scenario, recordings, windows="auto", lead: float = DEFAULT_
         measured flip) and ``rms_relative`` (RMS of |predicted - measured| over the flight's
         measured, unclipped samples within the horizon, over |omega0|).
     """
-    body = scenario if isinstance(scenario, FittedBody) else FittedBody.of(scenario)
+    body = FittedBody.of(scenario)
     lead, horizon = check_lead_horizon(lead, horizon)
     recs = [r if isinstance(r, Recording) else _read(r) for r in recordings]
     if isinstance(windows, str):
         windows = fl.parse_windows(windows)
+    elif windows is not None:
+        windows = [check_window(w) for w in windows]
     out = []
     for k, rec in enumerate(recs):
         spans = _window_spans(rec, windows) if windows is not None else _auto_spans(recs, k, body)
@@ -132,6 +143,17 @@ def check_lead_horizon(lead, horizon) -> tuple[float, float]:
         if not (isinstance(value, (int, float)) and math.isfinite(value) and 0 < value <= top):
             raise ParameterError(name, value, f"be a number of seconds above 0 and at most {top:g}")
     return float(lead), float(horizon)
+
+
+def check_window(window) -> tuple[float, float]:
+    """One (start, end) window as floats, finite with start < end; else ParameterError."""
+    try:
+        lo, hi = (float(x) for x in window)
+    except (TypeError, ValueError):
+        raise ParameterError("window", window, "be a (start, end) pair of times in s") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ParameterError("window", window, "have a finite start before a finite end (s)")
+    return lo, hi
 
 
 def _read(path) -> Recording:
@@ -154,8 +176,8 @@ def _window_spans(rec: Recording, windows) -> list[tuple[int, int]]:
 def _auto_spans(recs, k, body: FittedBody) -> list[tuple[int, int]]:
     from .edges import flights_with_body
 
-    return [(f.i0, f.i1) for f in flights_with_body(recs, body.inertia, body.drag_model, body.drag)
-            if f.recording == k]
+    return [(f.i0, f.i1) for f in flights_with_body([recs[k]], body.inertia, body.drag_model, body.drag,
+                                                    cut_min_s=CUT_FLIGHT_MIN_S)]
 
 
 def fit_launch_rate(body: FittedBody, t, w, used, lead: float) -> np.ndarray:

@@ -11,7 +11,7 @@ from pathlib import Path
 from ..atomic import atomic_path
 from ..physics.errors import ParameterError
 from ..scenario import Scenario, dumps, from_dict
-from .fit import FitResult, triangle_violation
+from .fit import FitResult, triangle_deficit, triangle_violation
 
 #: the scenario's mass (kg): rotation never reads it; with --inertia-scale the real moment,
 #: the equivalent box drawn in the window has about the object's size
@@ -39,13 +39,14 @@ def scenario_dict(result: FitResult, index: int | None = None, inertia_scale: fl
     fitted): a custom body with the fitted inertia in the sensor frame (so a rate measured by
     the same sensor is its ``angular_velocity`` unchanged), the fitted drag as a load, no
     gravity, the flight's length. Ratios that break the triangle inequality are refused (the
-    sentence of :func:`~app.throws.fit.triangle_violation`) unless ``allow_unphysical``."""
+    sentence of :func:`~app.throws.fit.triangle_violation`) unless ``allow_unphysical`` or
+    within a flat body's tolerance (then the body says ``allow_unphysical = true``)."""
     index = first_fitted(result) if index is None else index
     f = result.flights[index]
     body = {"shape": "custom", "mass": SCENARIO_MASS, "inertia": _vector6(result.inertia * inertia_scale)}
-    broken = triangle_violation(result.moments)
-    if broken:
-        if not allow_unphysical:
+    if triangle_deficit(result.moments) > 0:
+        broken = triangle_violation(result.moments, result.moments_std)
+        if broken and not allow_unphysical:
             raise UnphysicalFit(broken)
         body["allow_unphysical"] = True
     ratios = ", ".join(f"{m:.4f}" for m in result.moments)
@@ -111,6 +112,23 @@ FIGURE_TITLE_CHARS = 150
 EXCLUDED_COLOUR = "#9aa0a6"
 
 
+COLOURS = ("#e5534b", "#57ab5a", "#539bf5")
+
+
+def _panel_figure(n: int):
+    """(Figure, rows, columns, width in inches) for ``n`` panels: sized to them, titles laid out
+    by matplotlib's constrained layout."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    cols = max(1, min(PLOT_COLUMNS, n))
+    rows = max(1, math.ceil(n / cols))
+    width = max(PANEL_SIZE[0] * cols, 6.4)
+    fig = Figure(figsize=(width, PANEL_SIZE[1] * rows + 0.9), dpi=PLOT_DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig, rows, cols, width
+
+
 def write_plot(result: FitResult, path, title: str | None = None) -> None:
     """Measured rates as points over the fitted curves, one panel per flight (PNG, atomic)."""
     with atomic_path(path) as tmp:
@@ -128,22 +146,14 @@ def plot_figure(result: FitResult, title: str | None = None):
     excluded flight drawn in grey with its reason."""
     import textwrap
 
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     flights = result.flights[:PLOT_MAX_FLIGHTS]
-    cols = max(1, min(PLOT_COLUMNS, len(flights)))
-    rows = max(1, math.ceil(len(flights) / cols))
-    width = max(PANEL_SIZE[0] * cols, 6.4)
-    fig = Figure(figsize=(width, PANEL_SIZE[1] * rows + 0.9), dpi=PLOT_DPI, layout="constrained")
-    FigureCanvasAgg(fig)
-    colours = ("#e5534b", "#57ab5a", "#539bf5")
+    fig, rows, cols, width = _panel_figure(len(flights))
     for k, f in enumerate(flights):
         ax = fig.add_subplot(rows, cols, k + 1)
         t = f.t - f.t[0]
         grey = f.excluded
         for c in range(3):
-            colour = EXCLUDED_COLOUR if grey else colours[c]
+            colour = EXCLUDED_COLOUR if grey else COLOURS[c]
             ax.plot(t, f.w_fitted[:, c], color=colour, lw=1.2, ls="--" if grey else "-",
                     label=f"ω{'xyz'[c]} fit" if k == first_fitted(result) else None)
             ax.plot(t[f.used], f.w_measured[f.used, c], ".", color=colour, ms=2.5)
@@ -253,27 +263,19 @@ def draw_predictions(body, recordings, flights: list[dict], horizon: float, path
     """Measured rates (points) over the predicted curves, one panel per flight, into ``path``."""
     import textwrap
 
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
     from .predict import predicted_curve
 
     by_name = {r.name: r for r in recordings}
     shown = flights[:PLOT_MAX_FLIGHTS]
-    cols = max(1, min(PLOT_COLUMNS, len(shown)))
-    rows = max(1, math.ceil(len(shown) / cols))
-    width = max(PANEL_SIZE[0] * cols, 6.4)
-    fig = Figure(figsize=(width, PANEL_SIZE[1] * rows + 0.9), dpi=PLOT_DPI, layout="constrained")
-    FigureCanvasAgg(fig)
-    colours = ("#e5534b", "#57ab5a", "#539bf5")
+    fig, rows, cols, _ = _panel_figure(len(shown))
     for k, f in enumerate(shown):
         ax = fig.add_subplot(rows, cols, k + 1)
         rec = by_name[f["recording"]]
         inside = (rec.t >= f["start"]) & (rec.t <= min(f["end"], f["start"] + horizon)) & ~rec.saturated
         tc, wc = predicted_curve(body, f["omega0"], horizon)
         for c in range(3):
-            ax.plot(tc, wc[:, c], color=colours[c], lw=1.2)
-            ax.plot(rec.t[inside] - f["start"], rec.w[inside, c], ".", color=colours[c], ms=2.5)
+            ax.plot(tc, wc[:, c], color=COLOURS[c], lw=1.2)
+            ax.plot(rec.t[inside] - f["start"], rec.w[inside, c], ".", color=COLOURS[c], ms=2.5)
         for flip, style in ((f["flip_time_predicted"], "-"), (f["flip_time_measured"], ":")):
             if flip is not None:
                 ax.axvline(flip, color="#c69026", lw=0.8, ls=style)

@@ -211,6 +211,8 @@ def _loss_weights(fun, loss, f_scale):
     z = (fun / f_scale) ** 2
     if loss == "soft_l1":
         return (1 + z) ** -0.25
+    if loss == "cauchy":
+        return (1 + z) ** -0.5
     if loss == "huber":
         return np.where(z <= 1, 1.0, z ** -0.25)
     return np.ones_like(fun)  # pragma: no cover - only the losses above are used

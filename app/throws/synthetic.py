@@ -182,8 +182,6 @@ def make_recording(truth: Truth, rates, rng, flight_s=(0.5, 1.2), rate_hz: float
         still = ~held
         w[still] = 0.0
     throws = []
-    jm = truth.inertia
-    axis1 = truth.axes[:, 1]
     for grab, release, catch, w0, bounce in plan:
         # the hand: spin ramps up smoothly while the axis swings into place
         ramp = (t >= grab) & (t < release)
@@ -193,8 +191,7 @@ def make_recording(truth: Truth, rates, rng, flight_s=(0.5, 1.2), rate_hz: float
         w[ramp] = s * np.einsum("nij,j->ni", swing, w0) + (1 - s) * w[ramp]
         still[ramp] = False
         w_end = _fly(truth, w, t, still, release, catch, w0)
-        m = jm @ w0
-        throws.append(Throw(release, catch, w0, math.degrees(math.acos(min(1.0, abs(m @ axis1) / np.linalg.norm(m))))))
+        throws.append(Throw(release, catch, w0, _angle_deg(truth, w0)))
         # the catch: the free rate dies out under a burst of large noisy rates
         end_burst = catch + (0.25 if bounce is None else 0.08)
         burst = (t >= catch) & (t < end_burst)
@@ -207,11 +204,11 @@ def make_recording(truth: Truth, rates, rng, flight_s=(0.5, 1.2), rate_hz: float
             wb = rng.normal(0.0, 1.0, 3)
             wb *= rng.uniform(0.3, 0.5) * np.linalg.norm(w0) / np.linalg.norm(wb)
             wb_end = _fly(truth, w, t, still, b0, b0 + b_len, wb)
-            m = jm @ wb
-            throws.append(Throw(b0, b0 + b_len, wb, math.degrees(math.acos(min(1.0, abs(m @ axis1) / np.linalg.norm(m))))))
+            throws.append(Throw(b0, b0 + b_len, wb, _angle_deg(truth, wb)))
             landing = (t >= b0 + b_len) & (t < b0 + b_len + 0.15)
             u = (t[landing] - b0 - b_len) / 0.15
-            w[landing] = wb_end * np.exp(-u * 8.0)[:, None] + rng.normal(0.0, 3.0, (landing.sum(), 3)) * (1 - u)[:, None]
+            thud = rng.normal(0.0, 3.0, (landing.sum(), 3)) * (1 - u)[:, None]
+            w[landing] = wb_end * np.exp(-u * 8.0)[:, None] + thud
             still[landing] = False
     w = w + np.where(still[:, None], 0.0, rng.normal(0.0, noise, w.shape))
     w = np.clip(w, -world.clip, world.clip)
@@ -221,6 +218,12 @@ def make_recording(truth: Truth, rates, rng, flight_s=(0.5, 1.2), rate_hz: float
         first = throws[0]
         throws[0] = Throw(float(t[0]), first.end, first.omega0, first.angle_deg)
     return t, w, throws
+
+
+def _angle_deg(truth, w0) -> float:
+    """Angle (deg) of the body momentum J w0 from the intermediate axis."""
+    m = truth.inertia @ np.asarray(w0, dtype=float)
+    return math.degrees(math.acos(min(1.0, abs(m @ truth.axes[:, 1]) / np.linalg.norm(m))))
 
 
 def _fly(truth, w, t, still, release, catch, w0):
