@@ -229,14 +229,15 @@ def fit(recordings, *, flights="auto", drag="quadratic", axes="sensor", inertia_
                     for k in range(len(items)) for t in times]
              for name, times in (("exclude", _times(exclude)), ("include", _times(include)))}
     if all(isinstance(r, Recording) for r in items):
-        result = fit_recordings(items, fl.parse_windows(text), drag, axes, progress, **marks)
+        read, result = items, fit_recordings(items, fl.parse_windows(text), drag, axes, progress, **marks)
     else:
-        _, result = fit_paths([str(r) for r in items], text, drag, axes, progress=progress, **marks)
+        read, result = fit_paths([str(r) for r in items], text, drag, axes, progress=progress, **marks)
     for name, times in (("exclude", _times(exclude)), ("include", _times(include))):
         for t0 in times:
             if not any(f.start - 0.2 <= float(t0) <= f.end for f in result.flights):
                 raise ParameterError(f"--{name}", f"{float(t0):g}", "name a time (s, recording time) inside a flight found")
-    return Fit(result, scale, bool(allow_unphysical))
+    notes = tuple(f"{rec.name}: {note}" for rec in read for note in rec.notes)
+    return Fit(result, scale, bool(allow_unphysical), notes)
 
 
 def _times(times) -> list:

@@ -309,6 +309,8 @@ class Fit:
     result: object
     inertia_scale: float = 1.0
     allow_unphysical: bool = False
+    #: what the readers decided for the user to know (a unit inferred, an Excel twin read once)
+    notes: tuple = ()
 
     def to_dict(self) -> dict:
         """The object ``tumble fit --json`` prints."""

@@ -95,6 +95,8 @@ def cmd_fit(args) -> int:
                      inertia_scale=args.inertia_scale, exclude=args.exclude, include=args.include,
                      allow_unphysical=args.allow_unphysical, progress=bar)
     result = fitted.result
+    for note in fitted.notes:
+        print(f"tumble: note: {note}", file=sys.stderr)
     broken = triangle_violation(result.moments, result.moments_std)
     if broken and not args.allow_unphysical:
         print(f"tumble: {broken}", file=sys.stderr)

@@ -95,9 +95,11 @@ def _memory_named(paths):
 
 
 def read_all(paths, reader, progress):
-    """The recordings at ``paths``, read with ``reader`` (a module-level function)."""
+    """The recordings at ``paths``, read with ``reader`` (a module-level function taking the
+    list of paths, as :func:`~app.throws.recording.read_recordings`: an Excel file's CSV twin,
+    or a path given twice, counts once)."""
     progress(0.0, "reading the recording" if len(paths) == 1 else f"reading {len(paths)} recordings")
-    return [reader(p) for p in paths]
+    return reader(list(paths))
 
 
 def fit_task(paths, recordings, reader, drag, axes, exclude, include, *, progress):

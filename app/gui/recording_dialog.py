@@ -39,7 +39,7 @@ from PyQt5.QtWidgets import (
 from ..physics.errors import ParameterError
 from ..scene.style import AXIS_HEX
 from ..throws.fit import AXES_MODES, triangle_violation
-from ..throws.recording import read_recording
+from ..throws.recording import read_recordings
 from ..throws.report import flight_scenario, write_scenario
 from .file_dialogs import open_recordings_paths, save_path
 from .predict_tab import PredictTab
@@ -70,7 +70,7 @@ class RecordingDialog(QDialog):
     flight_shown = pyqtSignal(int)
 
     #: reads one recording path (in the reading child: a module-level function)
-    reader = staticmethod(read_recording)
+    reader = staticmethod(read_recordings)
 
     def __init__(self, window=None, parent=None):
         super().__init__(parent if parent is not None else window)

@@ -30,7 +30,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ..physics.errors import ParameterError
 from .dynamics import drag_torque, simulate_rates
-from .limits import MAX_WINDOWS, plain_number
+from .limits import GAP_MIN_S, GAP_SPACINGS, MAX_WINDOWS, plain_number
 from .recording import Recording
 
 #: samples with a torque residual below this are free (in flight 0.01-0.03, in a hand > 0.3)
@@ -105,6 +105,22 @@ def smooth_and_derivative(t: np.ndarray, w: np.ndarray, window_s: float = DERIVA
     w = np.asarray(w, dtype=float)
     n = len(t)
     spacing = float(np.median(np.diff(t))) if n > 1 else 1.0
+    # no window spans a gap: the recording's segments end there, and a cubic across 1e3 s of
+    # nothing is singular (the stamps of one side all scale to zero)
+    steps = np.diff(t)
+    cuts = np.flatnonzero(steps > max(GAP_SPACINGS * spacing, GAP_MIN_S)) + 1
+    if len(cuts):
+        bounds = list(zip(np.concatenate(([0], cuts)), np.concatenate((cuts, [n]))))
+        pieces = [_smooth_piece(t[a:b], w[a:b], spacing, window_s) for a, b in bounds]
+        return np.concatenate([p[0] for p in pieces]), np.concatenate([p[1] for p in pieces])
+    return _smooth_piece(t, w, spacing, window_s)
+
+
+def _smooth_piece(t, w, spacing, window_s):
+    """:func:`smooth_and_derivative` on a stretch without gaps."""
+    n = len(t)
+    if n < 2:
+        return w.copy(), np.zeros_like(w)
     k = int(min(DERIVATIVE_MAX_SAMPLES, max(DERIVATIVE_MIN_SAMPLES, round(window_s / spacing)))) | 1
     if n < k:
         k = n if n % 2 else n - 1

@@ -101,7 +101,7 @@ def test_a_bad_recording_is_one_line_and_nothing_changes(open_window, qtbot, tmp
     dialog.close()
 
 
-def stuck_reader(path):
+def stuck_reader(paths):
     """A reader that never finishes on its own (run in the reading child): only Cancel ends it."""
     import time
 

@@ -30,7 +30,7 @@ def sessions(tmp_path_factory):
     return out
 
 
-def stuck_reader(path):
+def stuck_reader(paths):
     """A reader that never finishes on its own (run in the reading child): only Cancel ends it."""
     import time
 
@@ -81,7 +81,7 @@ def test_predict_tab_gives_tumble_predicts_numbers(open_window, qtbot, sessions,
     tab.windows_edit.setText("1:abc")
     with qtbot.waitSignal(tab.failed, timeout=FIT_MS) as failed:
         tab.start()
-    assert "\n" not in failed.args[0] and "1:abc" in failed.args[0]
+    assert "\n" not in failed.args[0] and failed.args[0].startswith("--flights must") and "abc" in failed.args[0]
     assert tab.table.rowCount() == 1
     dialog.close()
 
