@@ -136,6 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--quit-after", type=nonnegative("--quit-after"), metavar="S",
                    help="seconds of wall time before the screenshot/exit")
     add_fit_parsers(sub)
+    from .cli_live import add_live_parsers
+    add_live_parsers(sub, COMMANDS)
     return p
 
 
