@@ -45,7 +45,13 @@ def add_live_parsers(sub, commands: dict) -> None:
                     help="at playback time T (s): outage:S (requests hang, measuring goes on), sleep:S "
                          "(requests hang, nothing measured), clear, session, drop, garbage, huge (100 MB)")
     rp.add_argument("--duration", type=positive("--duration"), metavar="S", help="stop after S wall seconds")
-    commands.update({"live": cmd_live, "phyphox-replay": cmd_phyphox_replay})
+    lb = sub.add_parser("live-bench", help="the live stream's figures: a synthetic session replayed in real time "
+                                           "with an outage and a clear, followed by tumble live")
+    lb.add_argument("--throws", type=whole("--throws", 2, 200), default=12, help="throws in the session (default 12)")
+    lb.add_argument("--seed", type=whole("--seed", 0, 2**31 - 1), default=2026, help="random seed (default 2026)")
+    lb.add_argument("--speed", type=positive("--speed"), default=1.0, metavar="X", help="replay speed (default 1)")
+    lb.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    commands.update({"live": cmd_live, "phyphox-replay": cmd_phyphox_replay, "live-bench": cmd_live_bench})
 
 
 def _stop_flag():
@@ -85,11 +91,16 @@ def _line(event: dict) -> str:
 
 
 def cmd_live(args) -> int:
-    from .throws.live import LiveSession, fixed_body
+    from .throws.live import LiveSession
     from .throws.live_client import parse_url
 
     parse_url(args.url)
-    fixed = fixed_body(args.fit, args.drag) if args.fit else None
+    if args.fit:
+        from .throws.live_fit import fixed_body
+
+        fixed = fixed_body(args.fit, args.drag)
+    else:
+        fixed = None
     out = check_out_folder(args.out) if args.out else None
 
     def emit(event):
@@ -148,4 +159,14 @@ def cmd_phyphox_replay(args) -> int:
     finally:
         replay.stop()
         restore()
+    return EXIT_OK
+
+
+def cmd_live_bench(args) -> int:
+    from .throws.live_bench import run_live_bench
+
+    figures = run_live_bench(args.throws, args.seed, args.speed,
+                             say=(lambda line: None) if args.json else (lambda line: print(line, flush=True)))
+    if args.json:
+        print(json.dumps(figures, allow_nan=False))
     return EXIT_OK

@@ -127,7 +127,7 @@ class PhyphoxReplay:
         self._skipped: list[tuple[int, int]] = []  # global index ranges never recorded (a sleep)
         self._force_full = False
         self._hang_until = 0.0
-        self._drops = self._garbage = self._huge = 0
+        self._drops = self._garbage = self._huge = self._redirects = 0
         self._huge_bytes = HUGE_BYTES
         self.epoch = 0
         self._served: dict[int, int] = {}
@@ -217,6 +217,11 @@ class PhyphoxReplay:
         with self._lock:
             self._huge, self._huge_bytes = self._huge + count, int(nbytes)
 
+    def redirect(self, count: int = 1) -> None:
+        """The next ``count`` requests are redirected to another host (a client must not follow)."""
+        with self._lock:
+            self._redirects += count
+
     def clear(self, restart: bool = True) -> None:
         """The clear button: buffers empty, the time restarts at 0; with ``restart`` someone
         presses start at once, else the phone waits for ``/control?cmd=start``."""
@@ -257,13 +262,20 @@ class PhyphoxReplay:
             return self._served.get(epoch, 0)
 
     def epoch_first(self) -> int:
+        """The first global sample index of the current epoch."""
         with self._lock:
             return self._first
+
+    @property
+    def epoch_origin(self) -> float:
+        """The timeline time that reads 0 on the phone in the current epoch (s)."""
+        with self._lock:
+            return self._epoch_origin
 
     # ------------------------------------------------------------------ answers
 
     def fault_for(self, path: str) -> str | None:
-        """What the next request meets: None (an answer), hang, drop, garbage or huge."""
+        """What the next request meets: None (an answer), hang, drop, redirect, garbage or huge."""
         with self._lock:
             now = time.monotonic()
             self._run_schedule(now)
@@ -273,6 +285,9 @@ class PhyphoxReplay:
             if self._drops:
                 self._drops -= 1
                 return "drop"
+            if self._redirects:
+                self._redirects -= 1
+                return "redirect"
             if path == "/get" and self._garbage:
                 self._garbage -= 1
                 return "garbage"
@@ -417,6 +432,12 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if fault == "drop":
             self._abort()
+            return
+        if fault == "redirect":
+            self.send_response(302)
+            self.send_header("Location", "http://192.0.2.1:8080" + self.path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
             return
         if fault == "garbage":
             self._send(200, b"\x00\xff<html>not json {{{ " * 20, "text/html")
