@@ -16,7 +16,7 @@ from .cli_support import check_out_folder, nonnegative, positive, whole
 
 EXIT_OK, EXIT_INTERRUPTED = 0, 130
 DRAG_CHOICES = ("none", "linear", "quadratic")
-FAULTS = ("outage", "sleep", "clear", "session", "drop", "garbage", "huge")
+FAULTS = ("outage", "sleep", "clear", "session", "drop", "redirect", "garbage", "huge")
 
 
 def add_live_parsers(sub, commands: dict) -> None:
@@ -43,7 +43,7 @@ def add_live_parsers(sub, commands: dict) -> None:
                     help="the samples appear in batches this long (s)")
     rp.add_argument("--fault", action="append", default=[], metavar="KIND@T[:S]",
                     help="at playback time T (s): outage:S (requests hang, measuring goes on), sleep:S "
-                         "(requests hang, nothing measured), clear, session, drop, garbage, huge (100 MB)")
+                         "(requests hang, nothing measured), clear, session, drop, redirect, garbage, huge (100 MB)")
     rp.add_argument("--duration", type=positive("--duration"), metavar="S", help="stop after S wall seconds")
     lb = sub.add_parser("live-bench", help="the live stream's figures: a synthetic session replayed in real time "
                                            "with an outage and a clear, followed by tumble live")

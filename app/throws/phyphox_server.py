@@ -244,13 +244,14 @@ class PhyphoxReplay:
             self.session = self._new_session_id()
 
     def schedule(self, at: float, action: str, seconds: float = 0.0) -> None:
-        """Run fault ``action`` (outage, sleep, drop, garbage, huge, clear, session) when the
+        """Run fault ``action`` (outage, sleep, drop, redirect, garbage, huge, clear, session) when the
         playback reaches timeline time ``at`` (s)."""
         acts = {"outage": lambda now: setattr(self, "_hang_until", now + seconds),
                 "sleep": lambda now: self._sleep(now, seconds),
                 "drop": lambda now: setattr(self, "_drops", self._drops + 1),
                 "garbage": lambda now: setattr(self, "_garbage", self._garbage + 1),
                 "huge": lambda now: setattr(self, "_huge", self._huge + 1),
+                "redirect": lambda now: setattr(self, "_redirects", self._redirects + 1),
                 "clear": lambda now: self._clear(now, True),
                 "session": lambda now: (self._clear(now, True), setattr(self, "session", self._new_session_id()))}
         with self._lock:
