@@ -15,6 +15,7 @@ import re
 import sys
 
 from .cli_export import UsageError, add_export_parser, cmd_export
+from .cli_throws import THROW_COMMANDS, add_throw_parsers
 from .cli_support import (
     ProgressBar,
     check_out,
@@ -135,7 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--screenshot", metavar="FILE", help="save a PNG of the window and exit")
     g.add_argument("--quit-after", type=nonnegative("--quit-after"), metavar="S",
                    help="seconds of wall time before the screenshot/exit")
-    add_fit_parsers(sub)
+    add_throw_parsers(sub)
     from .cli_live import add_live_parsers
     add_live_parsers(sub, COMMANDS)
     return p
@@ -323,68 +324,7 @@ COMMANDS = {
 }
 
 
-# ------------------------------------------------------------------ fit: gyroscope recordings of throws
-
-
-def add_fit_parsers(sub) -> None:
-    """``tumble fit`` and ``tumble fit-bench`` (the logic lives in :mod:`app.throws`)."""
-    f = sub.add_parser("fit", help="fit inertia ratios and air drag to gyroscope recordings of throws")
-    f.add_argument("recordings", nargs="+", metavar="RECORDING",
-                   help="a phyphox folder or .zip, or a CSV file (time and three rates); several are fitted together")
-    f.add_argument("--flights", default="auto", metavar="auto|START:END,...",
-                   help="auto (default) finds the free flights; START:END windows (s, recording time) "
-                        "restrict the search, each still trimmed to its free part")
-    f.add_argument("--drag", default="quadratic", metavar="none|linear|quadratic",
-                   help="the drag torque per sensor axis: none, linear -c w, quadratic -c |w| w (default)")
-    f.add_argument("--axes", default="sensor", metavar="sensor|fit",
-                   help="sensor: the principal axes are the sensor's (default); fit: a small rotation between them")
-    f.add_argument("--inertia-scale", type=positive("--inertia-scale"), default=1.0, metavar="KGM2",
-                   help="the largest principal moment (kg m^2, default 1): scales the inertia and drag reported")
-    f.add_argument("--json", action="store_true", help="print one JSON object")
-    f.add_argument("--out", metavar="FIT.toml", help="a scenario that replays the first flight")
-    f.add_argument("--plot", metavar="FIT.png", help="measured rates over the fitted curves, per flight")
-    b = sub.add_parser("fit-bench", help="the throw fit's figures on synthetic recordings: recovery, speed, prediction")
-    b.add_argument("--seed", type=whole("--seed", 0, 2**31 - 1), default=2026, help="random seed (default 2026)")
-    b.add_argument("--json", action="store_true", help="print the figures as one JSON object")
-
-
-def cmd_fit(args) -> int:
-    from .throws.fit import fit_paths
-    from .throws.report import flight_scenario, summary, write_plot
-
-    out = check_out(args.out, (".toml",)) if args.out else None
-    plot = check_out(args.plot, (".png",), "--plot") if args.plot else None
-    bar = ProgressBar("fit")
-    _, result = fit_paths(args.recordings, args.flights, args.drag, args.axes,
-                          progress=lambda fraction, note: bar(fraction, note))
-    bar.close()
-    scenario = flight_scenario(result, 0, args.inertia_scale) if out else None  # validated before any write
-    if args.json:
-        print(json.dumps(result.to_json(args.inertia_scale), allow_nan=False))
-    else:
-        print(summary(result, args.inertia_scale))
-    said = sys.stderr if args.json else sys.stdout
-    if out:
-        from .scenario import save
-
-        save(scenario, out)
-        print(f"wrote {out}", file=said)
-    if plot:
-        write_plot(result, plot)
-        print(f"wrote {plot}", file=said)
-    return EXIT_OK
-
-
-def cmd_fit_bench(args) -> int:
-    from .throws.bench import run_fit_bench
-
-    figures = run_fit_bench(seed=args.seed, say=lambda line: print(line, flush=True) if not args.json else None)
-    if args.json:
-        print(json.dumps(figures, allow_nan=False))
-    return EXIT_OK
-
-
-COMMANDS.update({"fit": cmd_fit, "fit-bench": cmd_fit_bench})
+COMMANDS.update(THROW_COMMANDS)
 
 
 def main(argv=None) -> int:

@@ -15,15 +15,12 @@ from ..physics.errors import ParameterError
 from . import flights as fl
 from .dynamics import simulate_rates
 from .recording import Recording
+from .solver import FitCancelled
 
 #: most passes of moving the flights' edges to where the fit stops matching
 EDGE_PASSES = 6
 #: the edges' tolerance is set by the fit's rms this far (s) inside them
 EDGE_MARGIN_S = 0.1
-
-
-class FitCancelled(Exception):
-    """The caller's cancel check said stop (raised between function evaluations)."""
 
 
 def merge(recordings, flights):
@@ -97,6 +94,25 @@ def find_flights(recordings, windows=None, drag_model="quadratic"):
     return merge(recordings, found), inertia, (np.zeros(3) if drag_model == "none" else drag)
 
 
+def flights_with_body(recordings, inertia, drag_model, drag, windows=None) -> list:
+    """Flights of ``recordings`` found with a known body (a FIT.toml's): runs of small torque
+    residual, their edges then moved to where that body stops matching the rates."""
+    found = []
+    for k, rec in enumerate(recordings):
+        _, dw = fl.smooth_and_derivative(rec.t, rec.w)
+        found += fl.detect(rec, k, dw, inertia, drag_model, drag, windows)
+    found = merge(recordings, found)
+    if not found:
+        return []
+    w0s = [_refit_start(recordings[f.recording], f, start_rate(recordings[f.recording], f.i0, f.i1), inertia,
+                        drag_model, drag) for f in found]
+    try:
+        flights, _, _ = settle_edges(recordings, found, w0s, inertia, drag_model, drag, windows, None)
+    except ParameterError:
+        return []
+    return flights
+
+
 def start_rate(rec: Recording, i: int, i1: int) -> np.ndarray:
     """The rate at sample ``i`` from the local cubic over the flight's first samples (a
     better start than one noisy sample)."""
@@ -105,6 +121,12 @@ def start_rate(rec: Recording, i: int, i1: int) -> np.ndarray:
         return rec.w[i].copy()
     smooth, _ = fl.smooth_and_derivative(rec.t[i:b], rec.w[i:b])
     return smooth[0]
+
+
+def own_start(rec: Recording, f, inertia, drag_model, drag):
+    """(initial rate, model rates) of flight ``f`` fitted alone to a given body."""
+    w0 = _refit_start(rec, f, start_rate(rec, f.i0, f.i1), inertia, drag_model, drag)
+    return w0, _flight_model(rec, f, w0, inertia, drag_model, drag)
 
 
 def _flight_model(rec, f, w0, inertia, drag_model, drag):
@@ -137,34 +159,51 @@ def _refit_start(rec, f, w0, inertia, drag_model, drag):
     return least_squares(residuals, np.asarray(w0, dtype=float), method="lm", xtol=1e-10, ftol=1e-10).x
 
 
-def settle_edges(recordings, flights, w0s, inertia, drag_model, drag, windows, cancel):
-    """(flights, initial rates) after moving edges and refitting starts until nothing moves."""
+def settle_edges(recordings, flights, w0s, inertia, drag_model, drag, windows, cancel, anchors=None):
+    """(flights, initial rates, anchors) after moving edges and refitting starts until nothing
+    moves. ``anchors`` are the flights as the torque residual found them (default: ``flights``):
+    each edge stays within reach of its anchor's (see :func:`~app.throws.flights.refine_edges`)."""
+    anchors = list(flights) if anchors is None else list(anchors)
     for _ in range(EDGE_PASSES):
         if cancel is not None and cancel():
             raise FitCancelled()
         moved, changed = [], False
-        for f, w0 in zip(flights, w0s):
+        for f, w0, anchor in zip(flights, w0s, anchors):
             rec = recordings[f.recording]
             model = _flight_model(rec, f, w0, inertia, drag_model, drag)
-            g = fl.refine_edges(rec, f, w0, inertia, drag_model, drag, _core_rms_of(rec, f, model), windows)
+            g = fl.refine_edges(rec, f, w0, inertia, drag_model, drag, _core_rms_of(rec, f, model), windows, anchor)
             if rec.t[g.i1 - 1] - rec.t[g.i0] < fl.MIN_FLIGHT_S:
-                changed = True
-                continue
+                g = f  # too short once trimmed: keep the residual's edges (the fit judges it)
             if g != f:
                 changed = True
                 start = w0 if g.i0 == f.i0 else simulate_rates([rec.t[g.i0]], rec.t[f.i0], w0, inertia,
                                                                drag_model, drag)[0]
                 w0 = _refit_start(rec, g, start, inertia, drag_model, drag)
-            moved.append((g, w0))
-        merged = merge(recordings, [g for g, _ in moved])
+            moved.append((g, w0, anchor))
+        merged = merge(recordings, [g for g, _, _ in moved])
         if len(merged) != len(moved):  # two flights grew into one: it starts where the first did
-            firsts = {(g.recording, g.i0): w for g, w in moved}
-            moved = [(g, _refit_start(recordings[g.recording], g, firsts[(g.recording, g.i0)], inertia, drag_model,
-                                      drag)) for g in merged]
-        if not moved:
-            raise ParameterError("recording", ", ".join(r.name for r in recordings),
-                                 f"hold a free flight lasting {fl.MIN_FLIGHT_S:g} s that the fit matches")
-        flights, w0s = [g for g, _ in moved], [w for _, w in moved]
+            firsts = {(g.recording, g.i0): (w, a) for g, w, a in moved}
+            joined = []
+            for g in merged:
+                w, a = firsts[(g.recording, g.i0)]
+                last = max((m for m in moved if m[0].recording == g.recording and g.i0 <= m[0].i0 < g.i1),
+                           key=lambda m: m[2].i1)[2]
+                joined.append((g, _refit_start(recordings[g.recording], g, w, inertia, drag_model, drag),
+                               fl.Flight(g.recording, a.i0, max(a.i1, last.i1))))
+            moved = joined
+        flights, w0s, anchors = [m[0] for m in moved], [m[1] for m in moved], [m[2] for m in moved]
         if not changed:
             break
-    return flights, w0s
+    return flights, w0s, anchors
+
+
+def cut_edge(rec: Recording, f) -> str | None:
+    """"start" or "end" when the recording (or its segment) begins or ends inside flight
+    ``f``: its first or last sample is the segment's and still fast. None otherwise."""
+    lo, hi = next(((a, b) for a, b in rec.segment_bounds() if a <= f.i0 < b), (0, len(rec.t)))
+    fast = fl.usable_rate(rec.w[[lo, hi - 1]])
+    if f.i0 <= lo + 1 and fast[0]:
+        return "start"
+    if f.i1 >= hi - 1 and fast[1]:
+        return "end"
+    return None

@@ -37,10 +37,21 @@ MIN_RATE = 3.0
 MIN_FLIGHT_S = 0.25
 #: the differentiator's window (s): a cubic fitted over about this span
 DERIVATIVE_WINDOW_S = 0.06
-#: fewest samples in the differentiator's window (odd)
+#: fewest and most samples in the differentiator's window (odd): stamps microseconds apart
+#: (a time column in the wrong unit) must not make a window of thousands of samples
 DERIVATIVE_MIN_SAMPLES = 7
-#: a gap of unknown residual (near clipped samples) this short (s) inside a flight is bridged
-BRIDGE_S = 0.15
+DERIVATIVE_MAX_SAMPLES = 31
+#: rows of local cubics solved at once (bounds the differentiator's memory on long recordings)
+DERIVATIVE_CHUNK = 65536
+#: a gap of unknown residual (near clipped samples) this long (s) inside a flight is bridged
+#: when the body momentum |J w| on its two sides agrees within BRIDGE_MOMENTUM: a fast flight
+#: on a 1000 deg/s sensor is clipped for tenths of a second at a time, while a catch (or a
+#: catch and a bounce) changes the momentum by half or more
+BRIDGE_S = 0.6
+BRIDGE_MOMENTUM = 0.12
+#: an edge moves inwards at most this far (s) from where the torque residual put it: the
+#: residual already said those samples are free (a bad model must not eat clean flight)
+EDGE_INWARD_S = 0.05
 #: an edge moves while the measured rate stays within this many times the rms of the fit
 #: inside the flight
 EDGE_TOLERANCE = 3.0
@@ -78,35 +89,52 @@ def derivative(t: np.ndarray, w: np.ndarray, window_s: float = DERIVATIVE_WINDOW
 
 
 def smooth_and_derivative(t: np.ndarray, w: np.ndarray, window_s: float = DERIVATIVE_WINDOW_S):
-    """(smoothed w, dw/dt): the local cubic's value and slope at each stamp (see :func:`derivative`)."""
+    """(smoothed w, dw/dt): the local cubic's value and slope at each stamp (see :func:`derivative`).
+
+    The window holds ``window_s`` of samples at the median spacing, odd, between
+    DERIVATIVE_MIN_SAMPLES and DERIVATIVE_MAX_SAMPLES; cubics are solved DERIVATIVE_CHUNK at a
+    time, so memory stays bounded whatever the recording's length.
+    """
+    t = np.asarray(t, dtype=float)
+    w = np.asarray(w, dtype=float)
     n = len(t)
-    spacing = float(np.median(np.diff(t)))
-    k = max(DERIVATIVE_MIN_SAMPLES, int(round(window_s / spacing)) | 1)
+    spacing = float(np.median(np.diff(t))) if n > 1 else 1.0
+    k = int(min(DERIVATIVE_MAX_SAMPLES, max(DERIVATIVE_MIN_SAMPLES, round(window_s / spacing)))) | 1
     if n < k:
         k = n if n % 2 else n - 1
     if k < 5:
-        return np.asarray(w, dtype=float).copy(), np.gradient(w, t, axis=0)
+        return w.copy(), np.gradient(w, t, axis=0)
     half = k // 2
-    tw = sliding_window_view(t, k)                      # (n-k+1, k)
-    centre = tw[:, half:half + 1]
-    x = tw - centre
-    scale = np.max(np.abs(x), axis=1, keepdims=True)
-    x = x / scale
-    v = np.stack([np.ones_like(x), x, x * x, x * x * x], axis=-1)  # (m, k, 4)
-    ww = sliding_window_view(w, k, axis=0)              # (m, 3, k)
-    vtv = np.einsum("mki,mkj->mij", v, v)
-    vty = np.einsum("mki,mck->mic", v, ww)
-    coef = np.linalg.solve(vtv, vty)                    # (m, 4, 3)
-    out = np.empty_like(w, dtype=float)
-    smooth = np.empty_like(w, dtype=float)
-    out[half:n - half] = coef[:, 1, :] / scale           # value and slope at the window's centre
-    smooth[half:n - half] = coef[:, 0, :]
+    m_total = n - k + 1
+    c0 = np.empty((m_total, 3))
+    c1 = np.empty((m_total, 3))
+    ends = {}
+    for lo in range(0, m_total, DERIVATIVE_CHUNK):
+        hi = min(m_total, lo + DERIVATIVE_CHUNK)
+        tw = sliding_window_view(t[lo:hi + k - 1], k)              # (m, k)
+        x = tw - tw[:, half:half + 1]
+        scale = np.max(np.abs(x), axis=1, keepdims=True)
+        x = x / scale
+        v = np.stack([np.ones_like(x), x, x * x, x * x * x], axis=-1)  # (m, k, 4)
+        ww = sliding_window_view(w[lo:hi + k - 1], k, axis=0)      # (m, 3, k)
+        coef = np.linalg.solve(np.einsum("mki,mkj->mij", v, v), np.einsum("mki,mck->mic", v, ww))  # (m, 4, 3)
+        c0[lo:hi] = coef[:, 0, :]
+        c1[lo:hi] = coef[:, 1, :] / scale
+        if lo == 0:
+            ends[0] = (coef[0], tw[0, half], scale[0, 0])
+        if hi == m_total:
+            ends[1] = (coef[-1], tw[-1, half], scale[-1, 0])
+    smooth = np.empty_like(w)
+    out = np.empty_like(w)
+    out[half:n - half] = c1
+    smooth[half:n - half] = c0
     # ends: evaluate the first and last window's cubic at the end stamps
-    for rows, m in ((range(half), 0), (range(n - half, n), len(coef) - 1)):
+    for rows, which in ((range(half), 0), (range(n - half, n), 1)):
+        coef, centre, scale = ends[which]
         for i in rows:
-            xi = (t[i] - tw[m, half]) / scale[m, 0]
-            out[i] = (coef[m, 1] + 2 * coef[m, 2] * xi + 3 * coef[m, 3] * xi * xi) / scale[m, 0]
-            smooth[i] = coef[m, 0] + coef[m, 1] * xi + coef[m, 2] * xi * xi + coef[m, 3] * xi ** 3
+            xi = (t[i] - centre) / scale
+            out[i] = (coef[1] + 2 * coef[2] * xi + 3 * coef[3] * xi * xi) / scale
+            smooth[i] = coef[0] + coef[1] * xi + coef[2] * xi * xi + coef[3] * xi ** 3
     return smooth, out
 
 
@@ -223,46 +251,48 @@ def smooth_samples(w, smooth) -> np.ndarray:
 
 def affected_by_clipping(t, saturated, window_s: float = DERIVATIVE_WINDOW_S) -> np.ndarray:
     """Samples whose derivative window holds a clipped sample (their residual is unknown)."""
-    if not saturated.any():
+    ts = np.asarray(t)[np.asarray(saturated, dtype=bool)]
+    if not len(ts):
         return np.zeros(len(t), dtype=bool)
-    out = np.zeros(len(t), dtype=bool)
     reach = 0.5 * window_s + 1e-9
-    for ts in t[saturated]:
-        lo, hi = np.searchsorted(t, ts - reach), np.searchsorted(t, ts + reach, side="right")
-        out[lo:hi] = True
-    return out
+    k = np.searchsorted(ts, np.asarray(t) - reach)
+    return (k < len(ts)) & (ts[np.minimum(k, len(ts) - 1)] <= np.asarray(t) + reach)
 
 
-def free_runs(t, free, unknown, segment, min_s: float = MIN_FLIGHT_S) -> list[tuple[int, int]]:
-    """(i0, i1) runs of free samples within one segment, bridging short unknown gaps."""
-    n = len(t)
-    state = np.where(free, 1, np.where(unknown, 0, -1))
-    runs = []
-    i = 0
-    while i < n:
-        if state[i] != 1:
-            i += 1
-            continue
-        j = i + 1
-        while j < n and segment[j] == segment[i]:
-            if state[j] == 1:
-                j += 1
-                continue
-            if state[j] == 0:  # look past a gap of unknown samples
-                k = j
-                while k < n and state[k] == 0 and segment[k] == segment[i]:
-                    k += 1
-                if k < n and state[k] == 1 and segment[k] == segment[i] and t[k] - t[j] <= BRIDGE_S:
-                    j = k
-                    continue
-            break
-        end = j
-        while end > i and state[end - 1] != 1:
-            end -= 1
-        if t[end - 1] - t[i] >= min_s:
-            runs.append((i, end))
-        i = j
-    return runs
+def usable_rate(w) -> np.ndarray:
+    """Samples that may belong to a flight: at least MIN_RATE rad/s (a still phone reads
+    exactly 0.000 on every axis, a hand's wobble well below it)."""
+    return np.linalg.norm(np.asarray(w), axis=1) >= MIN_RATE
+
+
+def free_runs(t, free, unknown, segment, min_s: float = MIN_FLIGHT_S, momentum=None) -> list[tuple[int, int]]:
+    """(i0, i1) runs of free samples within one segment lasting ``min_s`` or more, bridging
+    gaps of only unknown samples up to BRIDGE_S long; with ``momentum`` (|J w| per sample)
+    only where it agrees within BRIDGE_MOMENTUM on the gap's two sides."""
+    t = np.asarray(t)
+    free = np.asarray(free, dtype=bool)
+    segment = np.asarray(segment)
+    new_seg = np.concatenate(([True], segment[1:] != segment[:-1], [True]))
+    prev_free = np.concatenate(([False], free[:-1]))
+    next_free = np.concatenate((free[1:], [False]))
+    starts = np.flatnonzero(free & (~prev_free | new_seg[:-1]))
+    ends = np.flatnonzero(free & (~next_free | new_seg[1:])) + 1
+    if not len(starts):
+        return []
+    state_unknown = np.concatenate(([0], np.cumsum(~np.asarray(unknown, dtype=bool) & ~np.asarray(free, dtype=bool))))
+    merged = [[int(starts[0]), int(ends[0])]]
+    for a, b in zip(starts[1:].tolist(), ends[1:].tolist()):
+        p0, p1 = merged[-1]
+        bridge = (segment[a] == segment[p1 - 1] and state_unknown[a] == state_unknown[p1]
+                  and t[a] - t[p1 - 1] <= BRIDGE_S)
+        if bridge and momentum is not None:
+            m0, m1 = float(momentum[p1 - 1]), float(momentum[a])
+            bridge = abs(m1 - m0) <= BRIDGE_MOMENTUM * max(m0, m1)
+        if bridge:
+            merged[-1][1] = b
+        else:
+            merged.append([a, b])
+    return [(a, b) for a, b in merged if t[b - 1] - t[a] >= min_s]
 
 
 def detect(rec: Recording, rec_index: int, dw, inertia, drag_model, coefficients, windows=None,
@@ -270,15 +300,16 @@ def detect(rec: Recording, rec_index: int, dw, inertia, drag_model, coefficients
     """Flights of one recording for a trial inertia and drag; with ``windows`` ((start, end)
     pairs in recording time), only inside them and the longest free run of each."""
     r = torque_residual(rec.w, dw, inertia, drag_model, coefficients)
-    fast = np.linalg.norm(rec.w, axis=1) >= MIN_RATE
+    fast = usable_rate(rec.w)
     unknown = affected_by_clipping(rec.t, rec.saturated) & fast
     free = fast & ~unknown & (r < threshold)
+    momentum = np.linalg.norm(rec.w @ np.asarray(inertia, dtype=float).T, axis=1)
     if windows is None:
-        return [Flight(rec_index, a, b) for a, b in free_runs(rec.t, free, unknown, rec.segment)]
+        return [Flight(rec_index, a, b) for a, b in free_runs(rec.t, free, unknown, rec.segment, momentum=momentum)]
     flights = []
     for lo, hi in windows:
         inside = (rec.t >= lo) & (rec.t <= hi)
-        runs = free_runs(rec.t, free & inside, unknown & inside, rec.segment)
+        runs = free_runs(rec.t, free & inside, unknown & inside, rec.segment, momentum=momentum)
         if runs:
             a, b = max(runs, key=lambda ab: rec.t[ab[1] - 1] - rec.t[ab[0]])
             flights.append(Flight(rec_index, a, b))
@@ -286,7 +317,7 @@ def detect(rec: Recording, rec_index: int, dw, inertia, drag_model, coefficients
 
 
 def refine_edges(rec: Recording, flight: Flight, w_start, inertia, drag_model, coefficients, rms: float,
-                 windows=None) -> Flight:
+                 windows=None, anchor: Flight | None = None) -> Flight:
     """Move the flight's edges to where the integrated fit stops matching the measurements.
 
     From the fitted rate at the first stamp the model is integrated backwards over the samples
@@ -294,7 +325,9 @@ def refine_edges(rec: Recording, flight: Flight, w_start, inertia, drag_model, c
     while the measured rate stays within ``EDGE_TOLERANCE * rms`` (at least ``EDGE_FLOOR``) of
     the model, and in while the flight's own first or last samples do not. A clipped sample
     fits when its other components do and the model runs beyond the clipped one: a throw that
-    starts faster than the sensor reads still starts at its release.
+    starts faster than the sensor reads still starts at its release, but no flight begins or
+    ends on a clipped sample, nor on one slower than MIN_RATE. Edges stay within EDGE_REACH_S
+    outside and EDGE_INWARD_S inside ``anchor`` (the flight the torque residual found).
     """
     t, w, seg = rec.t, rec.w, rec.segment
     tol = max(EDGE_TOLERANCE * rms, EDGE_FLOOR)
@@ -306,7 +339,9 @@ def refine_edges(rec: Recording, flight: Flight, w_start, inertia, drag_model, c
         for a, b in windows:
             if a <= t[i0] <= b:
                 inside |= (t >= a) & (t <= b)
-    ok = (seg == seg[i0]) & ~rec.saturated & inside
+    anchor = anchor or flight
+    fast = usable_rate(w)
+    ok = (seg == seg[i0]) & ~rec.saturated & inside & fast
     span = np.flatnonzero((t >= lo_t) & (t <= hi_t) & (seg == seg[i0]))
     a, b = span[0], span[-1] + 1
     # the model over [a, b): backwards from i0, forwards from i0
@@ -322,17 +357,27 @@ def refine_edges(rec: Recording, flight: Flight, w_start, inertia, drag_model, c
     dev = np.abs(w[a:b] - model)
     beyond = (np.sign(model) == np.sign(w[a:b])) & (np.abs(model) >= np.abs(w[a:b]) - tol)
     clip_fits = np.all(np.where(clipped, beyond, dev <= tol), axis=1) & clipped.any(axis=1)
-    good |= clip_fits & (seg[a:b] == seg[i0]) & inside[a:b]
+    good |= clip_fits & (seg[a:b] == seg[i0]) & inside[a:b] & fast[a:b]
     # the first edge: the earliest start from which every sample up to the old start fits
+    i1 = min(i1, b)
     start = i0
     while start - 1 >= a and good[start - 1 - a]:
         start -= 1
-    while start < i1 - 1 and not good[start - a] and start - a < len(good):
+    while start < i1 - 1 and not good[start - a]:
         start += 1
     end = i1
     while end < b and good[end - a]:
         end += 1
     while end - 1 > start and not good[end - 1 - a]:
+        end -= 1
+    # within reach of the residual's flight, never on a clipped or slow sample
+    latest = int(np.searchsorted(t, t[anchor.i0] + EDGE_INWARD_S, "right")) - 1
+    earliest_end = int(np.searchsorted(t, t[anchor.i1 - 1] - EDGE_INWARD_S, "left")) + 1
+    start = max(min(start, latest), int(np.searchsorted(t, t[anchor.i0] - EDGE_REACH_S - 1e-9)), a)
+    end = min(max(end, earliest_end), int(np.searchsorted(t, t[anchor.i1 - 1] + EDGE_REACH_S + 1e-9, "right")), b)
+    while start < end - 1 and (rec.saturated[start] or not ok[start]):
+        start += 1
+    while end - 1 > start and (rec.saturated[end - 1] or not ok[end - 1]):
         end -= 1
     return Flight(flight.recording, start, end)
 

@@ -259,14 +259,30 @@ def _segments(t: np.ndarray, events_text: str, where: str) -> np.ndarray:
 # ------------------------------------------------------------------ saturation
 
 
+#: samples within this relative distance of the recording's largest magnitude sit at its top,
+#: and PLATEAU_COUNT of them (any component, any sign) mark the sensor's range
+PLATEAU_TOLERANCE = 1e-4
+PLATEAU_COUNT = 3
+
+
 def clipped_components(w: np.ndarray) -> np.ndarray:
-    """(N, 3) components taken as clipped: at or above :data:`SATURATION_RAD_S`, or on a
-    plateau (two or more consecutive samples) at the recording's largest magnitude of that
-    component (a sensor that clips below 2000 deg/s)."""
+    """(N, 3) components taken as clipped, judged per recording from its own data: at or above
+    :data:`SATURATION_RAD_S`; at the recording's largest magnitude over all components when
+    that value (within PLATEAU_TOLERANCE) occurs PLATEAU_COUNT times or more (a sensor's range,
+    whatever it is: 17.45 rad/s = 1000 deg/s on many Android phones, 34.9 on iPhones; a real
+    peak is not repeated to the last digit); or on a plateau (two or more consecutive samples)
+    at the largest magnitude of that component."""
     a = np.abs(np.asarray(w, dtype=float))
     clipped = a >= SATURATION_RAD_S
+    if not a.size:
+        return clipped
+    top = float(a.max())
+    if top >= PLATEAU_MIN_RAD_S:
+        at_top = a >= top * (1.0 - PLATEAU_TOLERANCE)
+        if int(at_top.sum()) >= PLATEAU_COUNT:
+            clipped |= at_top
     for k in range(3):
-        top = float(a[:, k].max()) if len(a) else 0.0
+        top = float(a[:, k].max())
         if top < PLATEAU_MIN_RAD_S:
             continue
         at_top = a[:, k] >= top * (1.0 - 1e-9)

@@ -131,51 +131,105 @@ def _smoothstep(x):
     return x * x * (3.0 - 2.0 * x)
 
 
+@dataclass(frozen=True)
+class RealWorld:
+    """The features of real recordings a synthetic one may carry (measured on real sessions):
+    ``still``: the phone lies on a table before and after each throw and reads exactly 0.000
+    (an iPhone does) instead of a hand's slow wobble; ``clip``: the gyroscope's range (rad/s;
+    many Android phones 17.45 = 1000 deg/s, iPhones 34.9); ``catch``: the standard deviation
+    (rad/s) of the catch's burst, past the range; ``bounce``: the share of throws whose phone
+    bounces off the cushion into a second free flight of 0.3-0.5 s at a lower rate; ``cut_s``:
+    the recording starts this far (s) into its first flight."""
+
+    still: bool = False
+    clip: float = 34.9
+    catch: float = 12.0
+    bounce: float = 0.0
+    cut_s: float = 0.0
+
+
 def make_recording(truth: Truth, rates, rng, flight_s=(0.5, 1.2), rate_hz: float = 100.0,
-                   noise: float = NOISE, clip: float = CLIP) -> tuple[np.ndarray, np.ndarray, list[Throw]]:
+                   noise: float = NOISE, clip: float = CLIP,
+                   world: RealWorld | None = None) -> tuple[np.ndarray, np.ndarray, list[Throw]]:
     """(t, w, throws) of one recording with a throw for each launch rate in ``rates``.
 
-    ``flight_s`` is a (low, high) range drawn from, or one number for every flight.
+    ``flight_s`` is a (low, high) range drawn from, or one number for every flight. ``world``
+    adds real recordings' features (:class:`RealWorld`; its ``clip`` then replaces ``clip``);
+    a bounce is a throw of its own in ``throws`` (a free flight of the same body).
     """
+    world = world or RealWorld(clip=clip)
     plan, t_cursor = [], 0.0
     for w0 in rates:
         rest = rng.uniform(0.6, 1.2)
         hand = rng.uniform(0.2, 0.3)
         flight = flight_s if np.isscalar(flight_s) else rng.uniform(*flight_s)
         release = t_cursor + rest + hand
-        plan.append((release - hand, release, release + flight, np.asarray(w0, dtype=float)))
-        t_cursor = release + flight + 0.25
+        bounce = None
+        if world.bounce > 0 and rng.uniform() < world.bounce:
+            bounce = (release + flight + 0.08, rng.uniform(0.3, 0.5))
+        plan.append((release - hand, release, release + flight, np.asarray(w0, dtype=float), bounce))
+        t_cursor = release + flight + (0.25 if bounce is None else 0.08 + bounce[1] + 0.15)
     duration = t_cursor + 0.8
     t = stamps(duration, rng, rate_hz)
-    # at rest in the hand: a slow wobble below 0.5 rad/s
+    # at rest in the hand: a slow wobble below 0.5 rad/s; on a table: exactly zero
     phase = rng.uniform(0, 2 * math.pi, 3)
     w = 0.3 * np.sin(2 * math.pi * 0.7 * t[:, None] + phase)
+    still = np.zeros(len(t), dtype=bool)
+    if world.still:
+        held = np.zeros(len(t), dtype=bool)
+        for grab, *_ in plan:
+            held |= (t >= grab - rng.uniform(0.3, 0.5)) & (t < grab)
+        still = ~held
+        w[still] = 0.0
     throws = []
     jm = truth.inertia
-    for grab, release, catch, w0 in plan:
+    axis1 = truth.axes[:, 1]
+    for grab, release, catch, w0, bounce in plan:
         # the hand: spin ramps up smoothly while the axis swings into place
         ramp = (t >= grab) & (t < release)
         tau = (t[ramp] - grab) / (release - grab)
         swing = Rotation.from_rotvec(np.outer((1 - tau) ** 2, rng.normal(0, 0.3, 3))).as_matrix()
         s = _smoothstep(tau)[:, None]
         w[ramp] = s * np.einsum("nij,j->ni", swing, w0) + (1 - s) * w[ramp]
-        # the free flight, from the first stamp after release (the rate at release is w0)
-        free = (t >= release) & (t < catch)
-        times = np.concatenate(([release], t[free], [catch]))
-        path = free_flight(truth, w0, times)
-        w[free] = path[1:-1]
-        w_end = path[-1]
-        # the catch: the free rate dies out under a burst of large noisy rates
-        burst = (t >= catch) & (t < catch + 0.25)
-        u = (t[burst] - catch) / 0.25
-        w[burst] = (w_end * np.exp(-u * 6.0)[:, None] + rng.normal(0.0, 12.0, (burst.sum(), 3))
-                    * (1 - u)[:, None] + w[burst] * u[:, None])
+        still[ramp] = False
+        w_end = _fly(truth, w, t, still, release, catch, w0)
         m = jm @ w0
-        axis1 = truth.axes[:, 1]
-        angle = math.degrees(math.acos(min(1.0, abs(m @ axis1) / np.linalg.norm(m))))
-        throws.append(Throw(release, catch, w0, angle))
-    w = w + rng.normal(0.0, noise, w.shape)
-    return t, np.clip(w, -clip, clip), throws
+        throws.append(Throw(release, catch, w0, math.degrees(math.acos(min(1.0, abs(m @ axis1) / np.linalg.norm(m))))))
+        # the catch: the free rate dies out under a burst of large noisy rates
+        end_burst = catch + (0.25 if bounce is None else 0.08)
+        burst = (t >= catch) & (t < end_burst)
+        u = (t[burst] - catch) / (end_burst - catch)
+        w[burst] = (w_end * np.exp(-u * 6.0)[:, None] + rng.normal(0.0, world.catch, (burst.sum(), 3))
+                    * (1 - u)[:, None] + w[burst] * u[:, None])
+        still[burst] = False
+        if bounce is not None:
+            b0, b_len = bounce
+            wb = rng.normal(0.0, 1.0, 3)
+            wb *= rng.uniform(0.3, 0.5) * np.linalg.norm(w0) / np.linalg.norm(wb)
+            wb_end = _fly(truth, w, t, still, b0, b0 + b_len, wb)
+            m = jm @ wb
+            throws.append(Throw(b0, b0 + b_len, wb, math.degrees(math.acos(min(1.0, abs(m @ axis1) / np.linalg.norm(m))))))
+            landing = (t >= b0 + b_len) & (t < b0 + b_len + 0.15)
+            u = (t[landing] - b0 - b_len) / 0.15
+            w[landing] = wb_end * np.exp(-u * 8.0)[:, None] + rng.normal(0.0, 3.0, (landing.sum(), 3)) * (1 - u)[:, None]
+            still[landing] = False
+    w = w + np.where(still[:, None], 0.0, rng.normal(0.0, noise, w.shape))
+    w = np.clip(w, -world.clip, world.clip)
+    if world.cut_s > 0 and throws:
+        keep = t >= throws[0].start + world.cut_s
+        t, w = t[keep], w[keep]
+        first = throws[0]
+        throws[0] = Throw(float(t[0]), first.end, first.omega0, first.angle_deg)
+    return t, w, throws
+
+
+def _fly(truth, w, t, still, release, catch, w0):
+    """Write the free flight from ``release`` to ``catch`` into ``w``; the rate at the catch."""
+    free = (t >= release) & (t < catch)
+    path = free_flight(truth, w0, np.concatenate(([release], t[free], [catch])))
+    w[free] = path[1:-1]
+    still[free] = False
+    return path[-1]
 
 
 def _phyphox_number(value: float) -> str:
