@@ -98,7 +98,7 @@ def cmd_live(args) -> int:
     if args.fit:
         from .throws.live_fit import fixed_body
 
-        fixed = fixed_body(args.fit, args.drag)
+        fixed = fixed_body(args.fit)
     else:
         fixed = None
     out = check_out_folder(args.out) if args.out else None

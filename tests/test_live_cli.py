@@ -109,9 +109,9 @@ def test_a_fixed_body_is_reported_as_given(session, followed, tmp_path):
 
 
 def read_fit_ratios(path: Path) -> str:
-    from tumble.throws.live_fit import fixed_body
+    from tumble.throws.live_fit import fixed_body, ratios_of
 
-    return ", ".join(f"{x:.4f}" for x in fixed_body(path, "none").moments)
+    return ", ".join(f"{x:.4f}" for x in ratios_of(fixed_body(path)))
 
 
 def free_port() -> int:

@@ -117,7 +117,7 @@ class LiveSession:
 
     ``emit(event)`` is called from the thread that runs :meth:`run` for every event.
     :meth:`snapshot` and :meth:`recordings` may be called from any thread: they return
-    copies taken under the lock. ``fixed``: a body held fixed (``live_fit.fixed_body``).
+    copies taken under the lock. ``fixed``: a body held fixed (a ``predict.FittedBody``).
     """
 
     def __init__(self, url: str, emit=None, drag_model: str = "quadratic", fixed=None, out_dir=None):
@@ -195,8 +195,13 @@ class LiveSession:
 
     @property
     def result(self):
-        """The last fit (a ``FitResult``), or None."""
+        """The last joint fit (a ``FitResult``), or None."""
         return None if self.fitter is None else self.fitter.result
+
+    @property
+    def ratios(self):
+        """(ratios, standard errors) of the body now (the fixed one or the last fit's), or (None, None)."""
+        return (None, None) if self.fitter is None else self.fitter.ratios
 
     @property
     def events(self) -> list[dict]:
@@ -204,11 +209,11 @@ class LiveSession:
 
     def end_event(self) -> dict:
         """The ``end`` event: samples, segments, flights and the last ratios."""
-        result = self.result
+        ratios, std = self.ratios
         return {"event": "end", "samples": int(self.stream.samples), "segments": sum(1 for s in self.segments if s.n),
                 "flights": len(self.events),
-                "ratios": None if result is None else [float(x) for x in result.moments],
-                "ratios_std": None if result is None else finite_or_none(result.moments_std)}
+                "ratios": None if ratios is None else [float(x) for x in ratios],
+                "ratios_std": None if std is None else finite_or_none(std)}
 
     def snapshot(self, tail_s: float = 10.0) -> dict:
         """Copies for another thread: the current segment's last ``tail_s`` of samples, the

@@ -15,9 +15,9 @@ import numpy as np
 
 from ..physics.errors import ParameterError
 from . import flights as fl
-from .edges import find_flights, settle_edges
-from .fit import FitResult, fit_flights, flip_times
-from .predict import predict
+from .edges import find_flights, own_start, settle_edges
+from .fit import FitResult, fit_flights
+from .predict import DEFAULT_HORIZON, DEFAULT_LEAD, FittedBody, predict_span
 from .live import finite_or_none
 from .recording import Recording, saturated_samples
 
@@ -33,38 +33,49 @@ PAD_AFTER_S = 0.3
 MIN_FLIGHTS_FOR_DRAG = 3
 
 
-def fixed_body(path, drag_model: str) -> FitResult:
-    """A fit's body from a scenario (``tumble fit --out FIT.toml``): its inertia in the sensor
-    frame over the largest moment, and its drag (the file's model, else ``drag_model`` none)."""
+def fixed_body(path) -> FittedBody:
+    """The body and drag of a scenario (``tumble fit --out FIT.toml``), held fixed."""
     from ..scenario import load
 
-    scenario = load(str(path))
-    inertia = np.asarray(scenario.body.build().inertia, dtype=float)
-    moments, axes = np.linalg.eigh(0.5 * (inertia + inertia.T))
-    top = float(moments[-1])
-    model, drag = "none", np.zeros(3)
-    for load_spec in scenario.loads:
-        if load_spec.kind == "drag":
-            model, drag = load_spec.model, np.asarray(load_spec.coefficients, dtype=float) / top
-    zeros = np.zeros(3)
-    return FitResult(model, "sensor", moments / top, zeros, axes, drag, zeros, 0.0, [], 0.0, (str(path),))
+    return FittedBody.of(load(str(path)))
+
+
+def ratios_of(body: FittedBody) -> np.ndarray:
+    """A body's principal moments over the largest, ascending."""
+    moments = np.linalg.eigvalsh(0.5 * (body.inertia + body.inertia.T))
+    return moments / moments[-1]
+
+
+def body_of(result: FitResult) -> FittedBody:
+    return FittedBody(result.inertia, result.axes, result.drag_model, result.drag)
 
 
 class LiveFitter:
     """Flights found incrementally in growing segments, fitted jointly as each lands.
 
-    ``fixed``: a body held fixed (``--fit``); else the ratios are fitted to every flight so far.
+    ``fixed``: a body held fixed (``--fit``, a :class:`FittedBody`); else the ratios are fitted
+    to every flight so far. Runs in the session's thread only.
     """
 
-    def __init__(self, segments: list, drag_model: str = "quadratic", fixed: FitResult | None = None):
-        self.drag_model = fixed.drag_model if fixed is not None else drag_model
+    def __init__(self, segments: list, drag_model: str = "quadratic", fixed: FittedBody | None = None):
+        self.drag_model = drag_model
         self.fixed = fixed
-        self.result: FitResult | None = fixed
+        self.result: FitResult | None = None     # the last joint fit
+        self.body: FittedBody | None = fixed     # the body that finds flights: fixed, or the last fit's
         self.segments = segments                 # live.Segment objects, appended to by the session
-        self.flights: list[fl.Flight] = []       # every flight so far (edges as last settled)
+        self.flights: list[fl.Flight] = []       # every flight so far, fitted or excluded (edges as settled)
         self.events: list[dict] = []             # every flight event so far
         self.fits = 0
         self._guess = None                       # a first body from the rates alone
+
+    @property
+    def ratios(self):
+        """(ratios, standard errors) of the body now, or (None, None)."""
+        if self.fixed is not None:
+            return ratios_of(self.fixed), np.zeros(3)
+        if self.result is not None:
+            return self.result.moments, self.result.moments_std
+        return None, None
 
     def recordings(self) -> list[Recording]:
         return [s.recording(f"segment {k}") for k, s in enumerate(self.segments)]
@@ -72,7 +83,8 @@ class LiveFitter:
     # ------------------------------------------------------------------ finding
 
     def _episodes(self, k: int):
-        """(lo, hi, settle_to) sample ranges of the episodes of segment ``k`` ready to search."""
+        """(lo, hi, settle_to) sample ranges of the episodes of segment ``k`` ready to search;
+        settle_to None: an episode still going, searched up to HOLD_S before the data's end."""
         seg = self.segments[k]
         t, w = seg.t, seg.w
         if seg.n - seg.settled < 3:
@@ -97,43 +109,56 @@ class LiveFitter:
                 break
         return out
 
-    def _candidates(self, k: int, lo: int, hi: int) -> list[fl.Flight]:
+    def _candidates(self, k: int, lo: int, hi: int, first_found) -> list[fl.Flight]:
+        """Flights of samples lo..hi of segment ``k``: with the body found so far, or (before
+        the first fit) those ``first_found`` holds there."""
+        if self.body is None:
+            return [f for f in first_found if f.recording == k and lo <= f.i0 and f.i1 <= hi]
         seg = self.segments[k]
         rec = Recording(f"segment {k}", seg.t[lo:hi].copy(), seg.w[lo:hi].copy(), np.zeros(hi - lo, dtype=np.int64),
                         saturated_samples(seg.w[lo:hi]))
         if len(rec.t) < fl.DERIVATIVE_MIN_SAMPLES + 2:
             return []
-        try:
-            if self.result is not None:
-                _, dw = fl.smooth_and_derivative(rec.t, rec.w)
-                found = fl.detect(rec, k, dw, self.result.inertia, self.result.drag_model, self.result.drag)
-            else:
-                found, inertia, drag = find_flights([rec], None, self.drag_model)
-                self._guess = (inertia, drag)
-        except ParameterError:
-            return []
+        _, dw = fl.smooth_and_derivative(rec.t, rec.w)
+        found = fl.detect(rec, k, dw, self.body.inertia, self.body.drag_model, self.body.drag)
         return [fl.Flight(k, lo + f.i0, lo + f.i1) for f in found]
 
-    def _overlaps(self, f: fl.Flight) -> bool:
-        return any(g.recording == f.recording and f.i0 < g.i1 and g.i0 < f.i1 for g in self.flights)
+    def _find_first(self) -> list[fl.Flight]:
+        """Before any fit: the flights and first body of every segment so far, found as
+        ``tumble fit`` finds them (the rates alone, all recordings together)."""
+        recordings = self.recordings()
+        enough = [k for k, r in enumerate(recordings) if len(r.t) > 4 * fl.DERIVATIVE_MIN_SAMPLES]
+        try:
+            found, inertia, drag = find_flights([recordings[k] for k in enough], None, self.drag_model)
+        except (ParameterError, ValueError):
+            return []
+        self._guess = (inertia, drag)
+        return [fl.Flight(enough[f.recording], f.i0, f.i1) for f in found]
+
+    def _known(self, k: int, i0: int, i1: int, flights) -> bool:
+        return any(g.recording == k and i0 < g.i1 and g.i0 < i1 for g in flights)
+
+    def _reported(self, k: int, start: float, end: float) -> bool:
+        return any(e["segment"] == k and e["start"] < end and start < e["end"] for e in self.events)
 
     # ------------------------------------------------------------------ processing
 
     def process(self) -> list[dict]:
         """Search the episodes that ended; fit and return one event per new flight."""
         new = []
-        for k, seg in enumerate(self.segments):
-            for lo, hi, settle_to in self._episodes(k):
-                for f in self._candidates(k, lo, hi):
-                    if settle_to is None and f.i1 >= hi - 2:
-                        continue  # still in the air at the held-back edge
-                    if not self._overlaps(f) and not any(f.recording == g.recording and f.i0 < g.i1 and g.i0 < f.i1
-                                                         for g in new):
-                        new.append(f)
-                if settle_to is None:
-                    ends = [f.i1 for f in new if f.recording == k]
-                    settle_to = max(ends) if ends else max(seg.settled, int(np.searchsorted(seg.t, seg.t[hi - 1] - 1.0)))
-                seg.settled = max(seg.settled, settle_to)
+        ready = [(k, episode) for k in range(len(self.segments)) for episode in self._episodes(k)]
+        first_found = self._find_first() if ready and self.body is None else []
+        for k, (lo, hi, settle_to) in ready:
+            seg = self.segments[k]
+            for f in self._candidates(k, lo, hi, first_found):
+                if settle_to is None and f.i1 >= hi - 2:
+                    continue  # still in the air at the held-back edge
+                if not self._known(k, f.i0, f.i1, self.flights) and not self._known(k, f.i0, f.i1, new):
+                    new.append(f)
+            if settle_to is None:
+                ends = [f.i1 for f in new if f.recording == k]
+                settle_to = max(ends) if ends else int(np.searchsorted(seg.t, seg.t[hi - 1] - 1.0))
+            seg.settled = max(seg.settled, settle_to)
         if not new:
             return []
         events = self._fit_fixed(new) if self.fixed is not None else self._fit_joint(new)
@@ -148,56 +173,63 @@ class LiveFitter:
             inertia = self.result.inertia
             drag = self.result.drag if self.result.drag_model == model else np.zeros(3)
         else:
-            inertia, drag = self._guess[0], np.zeros(3)
+            inertia, drag = self._guess[0], (self._guess[1] if model != "none" else np.zeros(3))
         try:
             result = fit_flights(recordings, flights, inertia, drag, model)
         except ParameterError as err:
-            return [self._excluded_event(recordings, f, str(err)) for f in new]
+            return self._failed(recordings, new, str(err))
         except (ArithmeticError, ValueError, np.linalg.LinAlgError) as err:  # a fit that broke down
-            return [self._excluded_event(recordings, f, f"the fit failed ({err.__class__.__name__})") for f in new]
-        self.result, self.fits = result, self.fits + 1
+            return self._failed(recordings, new, f"the fit failed ({err.__class__.__name__})")
+        self.result, self.body, self.fits = result, body_of(result), self.fits + 1
         self.flights = [fl.Flight(ff.rec_index, ff.i0, ff.i1) for ff in result.flights]
         events = []
         for ff in result.flights:
-            if any(f.recording == ff.rec_index and f.i0 < ff.i1 and ff.i0 < f.i1 for f in new):
-                events.append(self._event(result, ff.rec_index, ff.t, ff.w_measured, ff.used, ff.omega0,
-                                          ff.flip_time_measured))
+            if not self._reported(ff.rec_index, ff.start, ff.end):
+                rec = recordings[ff.rec_index]
+                predicted = predict_span(self.body, rec, ff.i0, ff.i1, DEFAULT_LEAD, DEFAULT_HORIZON)
+                events.append(self._event(ff.rec_index, ff.start, ff.end, ff.omega0, ff.flip_time_measured,
+                                          predicted["flip_time_predicted"], ff.excluded, ff.reason))
         return events
 
     def _fit_fixed(self, new: list[fl.Flight]) -> list[dict]:
         body = self.fixed
         recordings = self.recordings()
-        w0s = [recordings[f.recording].w[f.i0] for f in new]
         try:
-            flights, w0s = settle_edges(recordings, new, w0s, body.inertia, body.drag_model, body.drag, None, None)
+            w0s = [own_start(recordings[f.recording], f, body.inertia, body.drag_model, body.drag)[0] for f in new]
+            flights, w0s, _ = settle_edges(recordings, new, w0s, body.inertia, body.drag_model, body.drag, None, None)
         except ParameterError as err:
-            return [self._excluded_event(recordings, f, str(err)) for f in new]
+            return self._failed(recordings, new, str(err))
         events = []
         for f, w0 in zip(flights, w0s):
-            rec = recordings[f.recording]
-            t, w, used = rec.t[f.i0:f.i1], rec.w[f.i0:f.i1], ~rec.saturated[f.i0:f.i1]
-            measured, _ = flip_times(body.inertia, body.axes, body.drag_model, body.drag, t, w, used, w0)
             self.flights.append(f)
-            events.append(self._event(body, f.recording, t, w, used, w0, measured))
+            rec = recordings[f.recording]
+            predicted = predict_span(body, rec, f.i0, f.i1, DEFAULT_LEAD, DEFAULT_HORIZON)
+            events.append(self._event(f.recording, float(rec.t[f.i0]), float(rec.t[f.i1 - 1]), w0,
+                                      predicted["flip_time_measured"], predicted["flip_time_predicted"]))
         return events
 
-    def _event(self, result: FitResult, segment, t, w, used, omega0, flip_measured) -> dict:
-        predicted = None
-        if used.sum() > fl.DERIVATIVE_MIN_SAMPLES:
-            predicted = predict(result, t, w, used).flip_predicted
-        return {"event": "flight", "segment": int(segment), "start": float(t[0]), "end": float(t[-1]),
-                "omega0": [float(x) for x in omega0], "ratios": [float(x) for x in result.moments],
-                "ratios_std": finite_or_none(result.moments_std),
-                "flights_used": len(result.flights) if self.fixed is None else len(self.flights),
-                "flip_time_measured": flip_measured, "flip_time_predicted": predicted,
-                "excluded": False, "reason": None}
+    def _event(self, segment, start, end, omega0, flip_measured, flip_predicted, excluded=False, reason=None) -> dict:
+        ratios, std = self.ratios
+        used = len(self.result.fitted) if self.fixed is None else len(self.flights)
+        return {"event": "flight", "segment": int(segment), "start": float(start), "end": float(end),
+                "omega0": [float(x) for x in omega0], "ratios": [float(x) for x in ratios],
+                "ratios_std": finite_or_none(std), "flights_used": used,
+                "flip_time_measured": flip_measured, "flip_time_predicted": flip_predicted,
+                "excluded": bool(excluded), "reason": reason}
 
-    def _excluded_event(self, recordings, f: fl.Flight, reason: str) -> dict:
-        t = recordings[f.recording].t
-        ratios = self.result.moments if self.result is not None else None
-        return {"event": "flight", "segment": int(f.recording), "start": float(t[f.i0]), "end": float(t[f.i1 - 1]),
-                "omega0": [float(x) for x in recordings[f.recording].w[f.i0]],
-                "ratios": None if ratios is None else [float(x) for x in ratios],
-                "ratios_std": None if self.result is None else finite_or_none(self.result.moments_std),
-                "flights_used": len(self.flights), "flip_time_measured": None, "flip_time_predicted": None,
-                "excluded": True, "reason": reason}
+    def _failed(self, recordings, new: list[fl.Flight], reason: str) -> list[dict]:
+        """Events of flights no fit took (one stable spin alone does not tell the ratios):
+        excluded, with the reason; the last body stays, and the next fit takes them in."""
+        ratios, std = self.ratios
+        events = []
+        for f in new:
+            self.flights.append(f)
+            t, w = recordings[f.recording].t, recordings[f.recording].w
+            events.append({"event": "flight", "segment": int(f.recording), "start": float(t[f.i0]),
+                           "end": float(t[f.i1 - 1]), "omega0": [float(x) for x in w[f.i0]],
+                           "ratios": None if ratios is None else [float(x) for x in ratios],
+                           "ratios_std": None if std is None else finite_or_none(std),
+                           "flights_used": 0 if self.result is None else len(self.result.fitted),
+                           "flip_time_measured": None, "flip_time_predicted": None,
+                           "excluded": True, "reason": reason})
+        return events
