@@ -241,7 +241,7 @@ def test_several_recordings_are_fitted_together(tmp_path, capsys):
         paths.append(str(path))
     assert main(["fit", *paths, "--axes", "fit"]) == 0
     text = capsys.readouterr().out
-    assert "4 flights in" in text and "| session0.csv |" in text and "| session1.csv |" in text
+    assert "4 flights fitted in" in text and "| session0.csv |" in text and "| session1.csv |" in text
     recordings, result = fit_paths(paths, axes_mode="fit")
     assert [f.recording for f in result.flights] == [paths[0]] * 2 + [paths[1]] * 2
     assert np.all(np.abs(result.moments / np.asarray(TRUTH.moments) - 1) < 0.01)

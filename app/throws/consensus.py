@@ -24,8 +24,8 @@ from scipy.spatial.transform import Rotation
 
 from ..physics.errors import ParameterError
 from . import flights as fl
-from .edges import _refit_start, merge, settle_edges, start_rate
-from .solver import Solution, _initial_axes, solve
+from .edges import refit_start, merge, settle_edges, start_rate
+from .solver import Solution, initial_axes, solve
 
 #: the joint fit grows over these horizons (s from each flight's start; None: whole flights)
 STAGED_HORIZONS = (0.3, 0.6, None)
@@ -54,8 +54,9 @@ class JointFit:
     """The state of one fit: every flight found (with the anchor the torque residual gave
     it), which are left out and why, and the current joint solution."""
 
-    def __init__(self, recordings, flights, drag_model, axes_mode, windows, cancel):
+    def __init__(self, recordings, flights, drag_model, axes_mode, windows, cancel, dws=None):
         self.recordings = recordings
+        self.dws = dws
         self.flights = list(flights)
         self.anchors = list(flights)
         self.w0s = [start_rate(recordings[f.recording], f.i0, f.i1) for f in flights]
@@ -213,7 +214,7 @@ class JointFit:
         inertia, drag = self.sol.body()
         added = []
         for k, rec in enumerate(self.recordings):
-            _, dw = fl.smooth_and_derivative(rec.t, rec.w)
+            dw = self.dws[k] if self.dws is not None else fl.smooth_and_derivative(rec.t, rec.w)[1]
             for g in fl.detect(rec, k, dw, inertia, self.drag_model, drag, self.windows):
                 over = [i for i, f in enumerate(self.flights) if f.recording == k and g.i0 < f.i1 and f.i0 < g.i1]
                 if not over:
@@ -225,7 +226,7 @@ class JointFit:
         rows = [(f, w, a, self.left_out.get(i)) for i, (f, w, a) in enumerate(zip(self.flights, self.w0s, self.anchors))]
         for g in merge(self.recordings, added):
             rec = self.recordings[g.recording]
-            rows.append((g, _refit_start(rec, g, start_rate(rec, g.i0, g.i1), inertia, self.drag_model, drag), g, None))
+            rows.append((g, refit_start(rec, g, start_rate(rec, g.i0, g.i1), inertia, self.drag_model, drag), g, None))
         kept_times = [(self.flights[i].recording, self.flights[i].i0) for i in self.keep]
         self._reset(rows, kept_times)
         self._take(self._solve(inertia, drag, None, np.array([self.w0s[i] for i in self.active()])))
@@ -240,7 +241,7 @@ def candidate_starts(bodies, guess_inertia, axes_mode) -> list[tuple[np.ndarray,
     drags = np.array([b[1] for b in bodies])
     rot = np.eye(3)
     if axes_mode == "fit":
-        rot = Rotation.from_rotvec(_initial_axes(guess_inertia, "fit")[1]).as_matrix()
+        rot = Rotation.from_rotvec(initial_axes(guess_inertia, "fit")[1]).as_matrix()
 
     def tensor(j):
         return rot @ np.diag(j) @ rot.T

@@ -45,13 +45,19 @@ def check_windows(recordings, windows):
             raise ParameterError("--flights", f"{lo:g}:{hi:g}", f"lie within the recording ({spans})")
 
 
-def find_flights(recordings, windows=None, drag_model="quadratic"):
-    """(flights, inertia guess, drag guess) from the rates alone (see :mod:`.flights`)."""
+def derivatives(recordings) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(smoothed w, dw/dt) of each recording (:func:`~app.throws.flights.smooth_and_derivative`)."""
+    return [fl.smooth_and_derivative(rec.t, rec.w) for rec in recordings]
+
+
+def find_flights(recordings, windows=None, drag_model="quadratic", smoothed=None):
+    """(flights, inertia guess, drag guess) from the rates alone (see :mod:`.flights`);
+    ``smoothed``: the recordings' :func:`derivatives`, if already known."""
     check_windows(recordings, windows)
+    smoothed = derivatives(recordings) if smoothed is None else smoothed
     prepared = []
-    for rec in recordings:
-        smooth, dw = fl.smooth_and_derivative(rec.t, rec.w)
-        fast = np.linalg.norm(rec.w, axis=1) >= fl.MIN_RATE
+    for rec, (smooth, dw) in zip(recordings, smoothed):
+        fast = fl.usable_rate(rec.w)
         unknown = fl.affected_by_clipping(rec.t, rec.saturated)
         usable = fast & ~unknown & fl.smooth_samples(rec.w, smooth)
         if windows is not None:
@@ -104,7 +110,7 @@ def flights_with_body(recordings, inertia, drag_model, drag, windows=None) -> li
     found = merge(recordings, found)
     if not found:
         return []
-    w0s = [_refit_start(recordings[f.recording], f, start_rate(recordings[f.recording], f.i0, f.i1), inertia,
+    w0s = [refit_start(recordings[f.recording], f, start_rate(recordings[f.recording], f.i0, f.i1), inertia,
                         drag_model, drag) for f in found]
     try:
         flights, _, _ = settle_edges(recordings, found, w0s, inertia, drag_model, drag, windows, None)
@@ -125,7 +131,7 @@ def start_rate(rec: Recording, i: int, i1: int) -> np.ndarray:
 
 def own_start(rec: Recording, f, inertia, drag_model, drag):
     """(initial rate, model rates) of flight ``f`` fitted alone to a given body."""
-    w0 = _refit_start(rec, f, start_rate(rec, f.i0, f.i1), inertia, drag_model, drag)
+    w0 = refit_start(rec, f, start_rate(rec, f.i0, f.i1), inertia, drag_model, drag)
     return w0, _flight_model(rec, f, w0, inertia, drag_model, drag)
 
 
@@ -148,7 +154,7 @@ def _core_rms_of(rec, f, model) -> float:
     return float(np.sqrt(np.mean(np.sum(dev * dev, axis=1))))
 
 
-def _refit_start(rec, f, w0, inertia, drag_model, drag):
+def refit_start(rec, f, w0, inertia, drag_model, drag):
     """The flight's initial rate fitted alone, the shared parameters held."""
     used = ~rec.saturated[f.i0:f.i1]
     measured = rec.w[f.i0:f.i1]
@@ -178,7 +184,7 @@ def settle_edges(recordings, flights, w0s, inertia, drag_model, drag, windows, c
                 changed = True
                 start = w0 if g.i0 == f.i0 else simulate_rates([rec.t[g.i0]], rec.t[f.i0], w0, inertia,
                                                                drag_model, drag)[0]
-                w0 = _refit_start(rec, g, start, inertia, drag_model, drag)
+                w0 = refit_start(rec, g, start, inertia, drag_model, drag)
             moved.append((g, w0, anchor))
         merged = merge(recordings, [g for g, _, _ in moved])
         if len(merged) != len(moved):  # two flights grew into one: it starts where the first did
@@ -188,7 +194,7 @@ def settle_edges(recordings, flights, w0s, inertia, drag_model, drag, windows, c
                 w, a = firsts[(g.recording, g.i0)]
                 last = max((m for m in moved if m[0].recording == g.recording and g.i0 <= m[0].i0 < g.i1),
                            key=lambda m: m[2].i1)[2]
-                joined.append((g, _refit_start(recordings[g.recording], g, w, inertia, drag_model, drag),
+                joined.append((g, refit_start(recordings[g.recording], g, w, inertia, drag_model, drag),
                                fl.Flight(g.recording, a.i0, max(a.i1, last.i1))))
             moved = joined
         flights, w0s, anchors = [m[0] for m in moved], [m[1] for m in moved], [m[2] for m in moved]

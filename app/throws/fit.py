@@ -20,9 +20,9 @@ from ..physics.errors import ParameterError
 from . import consensus as cs
 from . import flights as fl
 from .dynamics import DRAG_MODELS, simulate_rates
-from .edges import cut_edge, find_flights, own_start
+from .edges import cut_edge, derivatives, find_flights, own_start
 from .recording import Recording
-from .solver import FitCancelled, Solution, _output_std, principal_summary  # noqa: F401 - FitCancelled: the window's
+from .solver import FitCancelled, Solution, output_std, principal_summary  # noqa: F401 - FitCancelled: the window's
 
 AXES_MODES = ("sensor", "fit")
 #: a throw starts near the intermediate axis when its body momentum J w0 lies within this
@@ -190,7 +190,7 @@ def _result(recordings, sol: Solution, flights, left_out, seconds) -> FitResult:
     layout = sol.layout
     j, rot, c, w0s = layout.unpack(sol.x)
     moments, axes, drag = principal_summary(j, rot, c)
-    std = _output_std(sol)
+    std = output_std(sol)
     inertia = axes @ np.diag(moments) @ axes.T
     model = layout.drag_model
     out = []
@@ -248,9 +248,10 @@ def fit_recordings(recordings: list[Recording], windows=None, drag_model: str = 
             raise FitCancelled()
 
     say(0.0, "finding the flights")
-    flights, inertia, drag = find_flights(recordings, windows, drag_model)
+    smoothed = derivatives(recordings)
+    flights, inertia, drag = find_flights(recordings, windows, drag_model, smoothed)
     return fit_flights(recordings, flights, inertia, drag, drag_model, axes_mode, windows, say, cancel, exclude,
-                       began, include)
+                       began, include, [dw for _, dw in smoothed])
 
 
 def _chosen(recordings, flights, spec) -> set[int]:
@@ -271,7 +272,7 @@ def _chosen(recordings, flights, spec) -> set[int]:
 
 
 def fit_flights(recordings, flights, inertia, drag, drag_model="quadratic", axes_mode="sensor", windows=None,
-                say=None, cancel=None, exclude=(), began=None, include=()) -> FitResult:
+                say=None, cancel=None, exclude=(), began=None, include=(), dws=None) -> FitResult:
     """Fit given flights from an inertia and drag guess (see :mod:`.consensus` for the steps):
     each flight alone, a robust consensus of their bodies as the joint fit's start (candidate
     starts where they disagree), a robust joint fit, flights far off the others excluded, the
@@ -282,7 +283,7 @@ def fit_flights(recordings, flights, inertia, drag, drag_model="quadratic", axes
     user_in = _chosen(recordings, flights, include) - user_out
     if len(user_out) == len(flights):
         raise ParameterError("flights", len(flights), "leave at least one flight in the fit")
-    state = cs.JointFit(recordings, list(flights), drag_model, axes_mode, windows, cancel)
+    state = cs.JointFit(recordings, list(flights), drag_model, axes_mode, windows, cancel, dws)
     state.left_out = {i: USER_EXCLUDED for i in user_out}
     state.keep = user_in
     say(0.05, f"fitting {state.active_count()} flights one by one")

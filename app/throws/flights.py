@@ -299,8 +299,9 @@ def detect(rec: Recording, rec_index: int, dw, inertia, drag_model, coefficients
            threshold: float = FREE_RESIDUAL) -> list[Flight]:
     """Flights of one recording for a trial inertia and drag; with ``windows`` ((start, end)
     pairs in recording time), only inside them and the longest free run of each."""
-    r = torque_residual(rec.w, dw, inertia, drag_model, coefficients)
     fast = usable_rate(rec.w)
+    r = np.full(len(rec.t), np.inf)
+    r[fast] = torque_residual(rec.w[fast], dw[fast], inertia, drag_model, coefficients)
     unknown = affected_by_clipping(rec.t, rec.saturated) & fast
     free = fast & ~unknown & (r < threshold)
     momentum = np.linalg.norm(rec.w @ np.asarray(inertia, dtype=float).T, axis=1)
@@ -331,19 +332,22 @@ def refine_edges(rec: Recording, flight: Flight, w_start, inertia, drag_model, c
     """
     t, w, seg = rec.t, rec.w, rec.segment
     tol = max(EDGE_TOLERANCE * rms, EDGE_FLOOR)
-    i0, i1 = flight.i0, flight.i1
-    lo_t, hi_t = t[i0] - EDGE_REACH_S, t[i1 - 1] + EDGE_REACH_S
-    inside = np.ones(len(t), dtype=bool)
-    if windows is not None:
-        inside = np.zeros(len(t), dtype=bool)
-        for a, b in windows:
-            if a <= t[i0] <= b:
-                inside |= (t >= a) & (t <= b)
     anchor = anchor or flight
-    fast = usable_rate(w)
-    ok = (seg == seg[i0]) & ~rec.saturated & inside & fast
-    span = np.flatnonzero((t >= lo_t) & (t <= hi_t) & (seg == seg[i0]))
-    a, b = span[0], span[-1] + 1
+    i0, i1 = flight.i0, flight.i1
+    lo_t = min(t[i0], t[anchor.i0]) - EDGE_REACH_S - 1e-9
+    hi_t = max(t[i1 - 1], t[anchor.i1 - 1]) + EDGE_REACH_S + 1e-9
+    a, b = int(np.searchsorted(t, lo_t)), int(np.searchsorted(t, hi_t, "right"))
+    same = np.flatnonzero(seg[a:b] == seg[i0]) + a  # one segment: a contiguous stretch
+    a, b = int(same[0]), int(same[-1]) + 1
+    tl, wl = t[a:b], w[a:b]
+    inside = np.ones(b - a, dtype=bool)
+    if windows is not None:
+        inside[:] = False
+        for lo, hi in windows:
+            if lo <= t[i0] <= hi:
+                inside |= (tl >= lo) & (tl <= hi)
+    fast = usable_rate(wl)
+    ok = ~rec.saturated[a:b] & inside & fast
     # the model over [a, b): backwards from i0, forwards from i0
     model = np.empty((b - a, 3))
     model[i0 - a] = w_start
@@ -351,13 +355,13 @@ def refine_edges(rec: Recording, flight: Flight, w_start, inertia, drag_model, c
         model[: i0 - a] = simulate_rates(t[a:i0][::-1], t[i0], w_start, inertia, drag_model, coefficients)[::-1]
     if b > i0 + 1:
         model[i0 - a + 1:] = simulate_rates(t[i0 + 1:b], t[i0], w_start, inertia, drag_model, coefficients)
-    good = (np.linalg.norm(w[a:b] - model, axis=1) <= tol) & ok[a:b]
+    good = (np.linalg.norm(wl - model, axis=1) <= tol) & ok
     # a clipped sample fits when its unclipped components do and the model runs past the clip
     clipped = rec.clipped[a:b]
-    dev = np.abs(w[a:b] - model)
-    beyond = (np.sign(model) == np.sign(w[a:b])) & (np.abs(model) >= np.abs(w[a:b]) - tol)
+    dev = np.abs(wl - model)
+    beyond = (np.sign(model) == np.sign(wl)) & (np.abs(model) >= np.abs(wl) - tol)
     clip_fits = np.all(np.where(clipped, beyond, dev <= tol), axis=1) & clipped.any(axis=1)
-    good |= clip_fits & (seg[a:b] == seg[i0]) & inside[a:b] & fast[a:b]
+    good |= clip_fits & inside & fast
     # the first edge: the earliest start from which every sample up to the old start fits
     i1 = min(i1, b)
     start = i0
@@ -375,9 +379,9 @@ def refine_edges(rec: Recording, flight: Flight, w_start, inertia, drag_model, c
     earliest_end = int(np.searchsorted(t, t[anchor.i1 - 1] - EDGE_INWARD_S, "left")) + 1
     start = max(min(start, latest), int(np.searchsorted(t, t[anchor.i0] - EDGE_REACH_S - 1e-9)), a)
     end = min(max(end, earliest_end), int(np.searchsorted(t, t[anchor.i1 - 1] + EDGE_REACH_S + 1e-9, "right")), b)
-    while start < end - 1 and (rec.saturated[start] or not ok[start]):
+    while start < end - 1 and not ok[start - a]:
         start += 1
-    while end - 1 > start and (rec.saturated[end - 1] or not ok[end - 1]):
+    while end - 1 > start and not ok[end - 1 - a]:
         end -= 1
     return Flight(flight.recording, start, end)
 

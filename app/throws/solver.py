@@ -48,7 +48,7 @@ LSMR_OPTIONS = {"atol": 1e-10, "btol": 1e-10, "maxiter": 5000}
 
 
 @dataclass(frozen=True)
-class _Layout:
+class Layout:
     """Where each parameter sits in the vector least_squares moves."""
 
     drag_model: str
@@ -108,7 +108,7 @@ def principal_summary(j, rot, drag):
     return j[order] / top, axes, np.asarray(drag) / top
 
 
-def _initial_axes(inertia, axes_mode):
+def initial_axes(inertia, axes_mode):
     """(j, rotation vector) to start from: the guess's diagonal, or its principal axes matched
     to the nearest sensor axes (``axes = "fit"``)."""
     if axes_mode == "sensor":
@@ -131,7 +131,7 @@ def _initial_axes(inertia, axes_mode):
 
 
 @dataclass
-class _Data:
+class FlightData:
     """Flights laid end to end for the compiled integrator."""
 
     t: np.ndarray
@@ -151,11 +151,11 @@ class _Data:
             ws.append(rec.w[f.i0:i1])
             us.append(~rec.saturated[f.i0:i1])
             offsets.append(offsets[-1] + i1 - f.i0)
-        return _Data(np.ascontiguousarray(np.concatenate(ts)), np.concatenate(ws), np.concatenate(us),
+        return FlightData(np.ascontiguousarray(np.concatenate(ts)), np.concatenate(ws), np.concatenate(us),
                      np.asarray(offsets, dtype=np.int64))
 
 
-def _sparsity(data: _Data, layout: _Layout):
+def _sparsity(data: FlightData, layout: Layout):
     rows_per_sample = np.repeat(np.arange(len(data.offsets) - 1), np.diff(data.offsets))[data.used]
     n_rows = 3 * len(rows_per_sample)
     flight_of_row = np.repeat(rows_per_sample, 3)
@@ -184,10 +184,10 @@ def _one_blas_thread():
 class Solution:
     """One least-squares fit: the parameters and what the report and the standard errors need."""
 
-    layout: _Layout
+    layout: Layout
     x: np.ndarray
     cov: np.ndarray              # covariance of x from the noise alone (s^2 (A^T A)^-1)
-    data: _Data
+    data: FlightData
     w_model: np.ndarray
     cost: float
     jac: object                  # the (robust-)weighted Jacobian at x
@@ -224,9 +224,9 @@ def solve(recordings, flights, inertia, drag_model, drag, axes_mode, w0s, cancel
     Levenberg-Marquardt on the small dense problem."""
     if drag_model not in DRAG_MODELS:
         raise ParameterError("--drag", drag_model, "be one of " + ", ".join(DRAG_MODELS))
-    data = _Data.of(recordings, flights, horizon)
-    j0, rotvec0 = _initial_axes(inertia, axes_mode)
-    layout = _Layout(drag_model, axes_mode, int(np.argmax(j0)) if fixed_axis is None else fixed_axis, len(flights))
+    data = FlightData.of(recordings, flights, horizon)
+    j0, rotvec0 = initial_axes(inertia, axes_mode)
+    layout = Layout(drag_model, axes_mode, int(np.argmax(j0)) if fixed_axis is None else fixed_axis, len(flights))
     n_res = 3 * int(data.used.sum())
     if n_res <= layout.n_shared + 3 * len(flights) + 3:
         raise ParameterError("recording", ", ".join(r.name for r in recordings),
@@ -351,7 +351,7 @@ def between_flights_covariance(sol: Solution) -> np.ndarray | None:
     return inv @ (scores.T @ scores) @ inv * (n_f / (n_f - 1))
 
 
-def _output_std(sol: Solution):
+def output_std(sol: Solution):
     """Standard errors of (moments ascending, drag): the larger of the noise's and the
     between-flights' (inflated by Student's t over the normal at F - 1 degrees of freedom,
     for the few flights a session has)."""
