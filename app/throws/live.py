@@ -172,6 +172,17 @@ class LiveSession:
         if events and self.out_dir is not None and self.fitter.result is not None and self.fixed is None:
             self._write_fit()
 
+    def finish(self) -> None:
+        """Search what came in since the last search, then fit every flight in full (the
+        session's thread, after the stream stopped)."""
+        self._warming.join()
+        self._processed = 0.0
+        self.idle()
+        if self.fitter is not None and self.fitter.result is not None:
+            self.fitter.finish()
+            if self.out_dir is not None and self.fixed is None:
+                self._write_fit()
+
     def _write_fit(self) -> None:
         from .report import write_scenario
 
@@ -186,9 +197,7 @@ class LiveSession:
         search; files are flushed and closed on the way out."""
         try:
             self.stream.run(should_stop, self.idle)
-            self._warming.join()
-            self._processed = 0.0
-            self.idle()
+            self.finish()
         finally:
             if self.csv is not None:
                 self.csv.close()

@@ -16,7 +16,8 @@ import numpy as np
 from ..physics.errors import ParameterError
 from . import flights as fl
 from .edges import find_flights, own_start, settle_edges
-from .fit import FitResult, fit_flights
+from . import consensus as cs
+from .fit import EDGE_ROUNDS, FitResult, fit_flights, joint_result
 from .predict import DEFAULT_HORIZON, DEFAULT_LEAD, FittedBody, predict_span
 from .live import finite_or_none
 from .recording import Recording, saturated_samples
@@ -175,7 +176,10 @@ class LiveFitter:
         else:
             inertia, drag = self._guess[0], (self._guess[1] if model != "none" else np.zeros(3))
         try:
-            result = fit_flights(recordings, flights, inertia, drag, model)
+            if self.result is not None and self.result.drag_model == model:
+                result = self._warm(recordings, flights, model)
+            else:
+                result = fit_flights(recordings, flights, inertia, drag, model)
         except ParameterError as err:
             return self._failed(recordings, new, str(err))
         except (ArithmeticError, ValueError, np.linalg.LinAlgError) as err:  # a fit that broke down
@@ -190,6 +194,44 @@ class LiveFitter:
                 events.append(self._event(ff.rec_index, ff.start, ff.end, ff.omega0, ff.flip_time_measured,
                                           predicted["flip_time_predicted"], ff.excluded, ff.reason))
         return events
+
+    def finish(self) -> None:
+        """At the end of a session: the full fit of every flight, as ``tumble fit`` runs it
+        (the warm fits as flights landed skip its single-flight fits and candidate starts)."""
+        if self.fixed is not None or self.result is None:
+            return
+        try:
+            self.result = fit_flights(self.recordings(), self.flights, self.result.inertia, self.result.drag,
+                                      self.result.drag_model)
+        except (ParameterError, ArithmeticError, ValueError, np.linalg.LinAlgError):
+            return  # the last warm fit stands
+        self.body = body_of(self.result)
+
+    def _warm(self, recordings, flights, model) -> FitResult:
+        """The robust joint fit (:mod:`.consensus`) started from the last fit alone: its body,
+        each known flight's initial rate and exclusion, its robust scale; no single-flight
+        fits and no candidate starts (that start is what they look for)."""
+        last = self.result
+        state = cs.JointFit(recordings, flights, model, "sensor", None, None)
+        for i, f in enumerate(flights):
+            for ff in last.flights:
+                if ff.rec_index == f.recording and ff.i0 < f.i1 and f.i0 < ff.i1:
+                    state.w0s[i] = ff.omega0 if ff.i0 == f.i0 else state.w0s[i]
+                    if ff.excluded:
+                        state.left_out[i] = ff.reason
+        rms = [ff.rms for ff in last.fitted]
+        state.f_scale = max(cs.ROBUST_FLOOR, cs.ROBUST_SCALE * float(np.median(rms)) / np.sqrt(3)) if rms \
+            else cs.ROBUST_FLOOR
+        state.candidates = [(last.inertia, last.drag)]
+        state.joint()
+        for _ in range(EDGE_ROUNDS):
+            if not state.settle():
+                break
+        if state.exclude_outliers():
+            for _ in range(EDGE_ROUNDS):
+                if not state.settle():
+                    break
+        return joint_result(recordings, state)
 
     def _fit_fixed(self, new: list[fl.Flight]) -> list[dict]:
         body = self.fixed
