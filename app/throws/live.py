@@ -132,6 +132,7 @@ class LiveSession:
         self.state = "connecting"
         self.last_event: dict | None = None
         self._processed = 0.0
+        self._choices = None                        # the user's last exclude/include, not yet applied
         self._warming = threading.Thread(target=_warm_up, name="live-warm-up", daemon=True)
         self._warming.start()
 
@@ -167,10 +168,20 @@ class LiveSession:
 
             self.fitter = LiveFitter(self.segments, self.drag_model, self.fixed)
         events = self.fitter.process()  # this thread alone appends samples: no lock while it fits
+        with self.lock:
+            choices, self._choices = self._choices, None
+        if choices is not None and self.fitter.choose(*choices) and self.out_dir is not None and self.fixed is None:
+            self._write_fit()
         for event in events:
             self.emit(event)
         if events and self.out_dir is not None and self.fitter.result is not None and self.fixed is None:
             self._write_fit()
+
+    def choose(self, exclude, include) -> None:
+        """Any thread: leave flights out of the fit or put them back (``exclude`` and ``include``
+        as the flights table gives them: segment and a time inside each); applied between polls."""
+        with self.lock:
+            self._choices = (list(exclude), list(include))
 
     def finish(self) -> None:
         """Search what came in since the last search, then fit every flight in full (the

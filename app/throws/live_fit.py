@@ -68,6 +68,8 @@ class LiveFitter:
         self.events: list[dict] = []             # every flight event so far
         self.fits = 0
         self._guess = None                       # a first body from the rates alone
+        self.exclude: tuple = ()                 # (segment, a time inside) of flights the user left out
+        self.include: tuple = ()                 # ... and of those the fit left out that the user put back
 
     @property
     def ratios(self):
@@ -195,17 +197,25 @@ class LiveFitter:
                                           predicted["flip_time_predicted"], ff.excluded, ff.reason))
         return events
 
-    def finish(self) -> None:
-        """At the end of a session: the full fit of every flight, as ``tumble fit`` runs it
-        (the warm fits as flights landed skip its single-flight fits and candidate starts)."""
+    def finish(self) -> bool:
+        """The full fit of every flight, as ``tumble fit`` runs it, with the user's choices (at
+        the end of a session, or when they change; the warm fits as flights land skip its
+        single-flight fits and candidate starts). False if it failed: the last fit stands."""
         if self.fixed is not None or self.result is None:
-            return
+            return False
         try:
             self.result = fit_flights(self.recordings(), self.flights, self.result.inertia, self.result.drag,
-                                      self.result.drag_model)
+                                      self.result.drag_model, exclude=self.exclude, include=self.include)
         except (ParameterError, ArithmeticError, ValueError, np.linalg.LinAlgError):
-            return  # the last warm fit stands
+            return False
         self.body = body_of(self.result)
+        return True
+
+    def choose(self, exclude, include) -> bool:
+        """The user leaves flights out or puts them back (keys: segment and a time inside
+        each); the flights are fitted again. False if that fit failed."""
+        self.exclude, self.include = tuple(exclude), tuple(include)
+        return self.finish()
 
     def _warm(self, recordings, flights, model) -> FitResult:
         """The robust joint fit (:mod:`.consensus`) started from the last fit alone: its body,
@@ -219,6 +229,11 @@ class LiveFitter:
                     state.w0s[i] = ff.omega0 if ff.i0 == f.i0 else state.w0s[i]
                     if ff.excluded:
                         state.left_out[i] = ff.reason
+        for i, f in enumerate(flights):
+            t = recordings[f.recording].t
+            if any(k == f.recording and t[f.i0] <= inside <= t[f.i1 - 1] for k, inside in self.include):
+                state.keep.add(i)
+                state.left_out.pop(i, None)
         rms = [ff.rms for ff in last.fitted]
         state.f_scale = max(cs.ROBUST_FLOOR, cs.ROBUST_SCALE * float(np.median(rms)) / np.sqrt(3)) if rms \
             else cs.ROBUST_FLOOR
