@@ -150,6 +150,7 @@ class PhoneDock(QDockWidget):
         if getattr(self.window_, "persist", True):
             keys.open_settings().setValue(URL_KEY, url)
         self.session = LiveSession(url)
+        self.session.show_in_air = True
         self.stop_event.clear()
         self.shown_events = 0
         self.thread = threading.Thread(target=self.session.run, args=(self.stop_event.is_set,), name="tumble-live",
@@ -218,7 +219,11 @@ class PhoneDock(QDockWidget):
             state += f" to {event['title']}"
         parts = [f"phone: {state}", f"{snap['rate_hz']:.0f} Hz"]
         flights = [e for e in snap["events"] if e["event"] == "flight"]
-        if flights:
+        in_air = snap["in_air"]
+        if in_air is not None:
+            parts.append(f"in the air since {in_air['start']:.2f} s: flip predicted "
+                         + _fmt(in_air["flip_time_predicted"]) + " after the release")
+        elif flights:
             last = flights[-1]
             parts.append(f"{len(flights)} flights")
             parts.append("last throw: flip predicted " + _fmt(last["flip_time_predicted"])

@@ -133,6 +133,8 @@ class LiveSession:
         self.last_event: dict | None = None
         self._processed = 0.0
         self._choices = None                        # the user's last exclude/include, not yet applied
+        self.show_in_air = False                    # look for a throw in the air (the window shows it)
+        self.current_throw: dict | None = None      # the throw in the air now (LiveFitter.in_air)
         self._warming = threading.Thread(target=_warm_up, name="live-warm-up", daemon=True)
         self._warming.start()
 
@@ -168,8 +170,10 @@ class LiveSession:
 
             self.fitter = LiveFitter(self.segments, self.drag_model, self.fixed)
         events = self.fitter.process()  # this thread alone appends samples: no lock while it fits
+        in_air = self.fitter.in_air(self.stream.segment) if self.show_in_air else None
         with self.lock:
             choices, self._choices = self._choices, None
+            self.current_throw = in_air
         if choices is not None and self.fitter.choose(*choices) and self.out_dir is not None and self.fixed is None:
             self._write_fit()
         for event in events:
@@ -248,7 +252,7 @@ class LiveSession:
                 t, w = np.empty(0), np.empty((0, 3))
             return {"segment": k, "t": t, "w": w, "events": list(self.events), "result": self.result,
                     "state": self.state, "rate_hz": self.stream.rate_hz, "samples": self.stream.samples,
-                    "last_event": self.last_event}
+                    "last_event": self.last_event, "in_air": self.current_throw}
 
     def recordings(self) -> list[Recording]:
         """Copies of every segment received (the window keeps them after a disconnect)."""

@@ -32,6 +32,8 @@ PAD_BEFORE_S = 0.5
 PAD_AFTER_S = 0.3
 #: fewest flights fitted with drag (fewer: no drag)
 MIN_FLIGHTS_FOR_DRAG = 3
+#: a throw in the air is looked for in this much (s) of the newest samples
+IN_AIR_WINDOW_S = 1.5
 
 
 def fixed_body(path) -> FittedBody:
@@ -143,6 +145,31 @@ class LiveFitter:
 
     def _reported(self, k: int, start: float, end: float) -> bool:
         return any(e["segment"] == k and e["start"] < end and start < e["end"] for e in self.events)
+
+    def in_air(self, k: int) -> dict | None:
+        """The throw in the air now in segment ``k``: its newest samples free under the body
+        for at least the prediction's lead. ``{"segment", "start", "flip_time_predicted"}``
+        (the flip in s after ``start``, None where it is undefined), or None."""
+        if self.body is None or k >= len(self.segments):
+            return None
+        seg = self.segments[k]
+        if seg.n < 4 * fl.DERIVATIVE_MIN_SAMPLES or np.linalg.norm(seg.w[seg.n - 1]) < fl.MIN_RATE:
+            return None
+        lo = int(np.searchsorted(seg.t, seg.t[-1] - IN_AIR_WINDOW_S))
+        rec = Recording(f"segment {k}", seg.t[lo:].copy(), seg.w[lo:].copy(), np.zeros(seg.n - lo, dtype=np.int64),
+                        saturated_samples(seg.w[lo:]))
+        _, dw = fl.smooth_and_derivative(rec.t, rec.w)
+        r = fl.torque_residual(rec.w, dw, self.body.inertia, self.body.drag_model, self.body.drag)
+        free = (r < fl.FREE_RESIDUAL) & (np.linalg.norm(rec.w, axis=1) >= fl.MIN_RATE) & ~rec.saturated
+        tail = 3  # the newest samples' derivative leans on one side only: a stray one may pass
+        if not free[-tail:].any():
+            return None
+        held = np.flatnonzero(~free[:len(free) - tail])
+        start = int(held[-1]) + 1 if len(held) else 0
+        if start == 0 or rec.t[-1] - rec.t[start] < DEFAULT_LEAD:
+            return None  # no release seen yet, or too little of the flight to predict from
+        predicted = predict_span(self.body, rec, start, len(free), DEFAULT_LEAD, DEFAULT_HORIZON)
+        return {"segment": k, "start": float(rec.t[start]), "flip_time_predicted": predicted["flip_time_predicted"]}
 
     # ------------------------------------------------------------------ processing
 
