@@ -26,7 +26,7 @@ from .live_client import PhoneStream
 from .recording import Recording, saturated_samples
 
 #: the flight finder runs at most this often (s)
-PROCESS_EVERY_S = 0.2
+PROCESS_EVERY_S = 0.1
 #: the CSV files are flushed at least this often (s)
 FLUSH_EVERY_S = 0.5
 CSV_HEADER = '"Time (s)","Gyroscope x (rad/s)","Gyroscope y (rad/s)","Gyroscope z (rad/s)","Absolute (rad/s)"\n'

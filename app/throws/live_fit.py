@@ -23,7 +23,7 @@ from .live import finite_or_none
 from .recording import Recording, saturated_samples
 
 #: the phone must stay below MIN_RATE this long (s) after a throw before its episode is searched
-QUIET_S = 0.2
+QUIET_S = 0.15
 #: an episode still going after this long (s) is searched up to HOLD_S before its end
 MAX_EPISODE_S = 4.0
 HOLD_S = 0.6
