@@ -130,17 +130,25 @@ def test_ctrl_c_with_nothing_received_exits_130():
     assert proc.returncode == 130 and err.strip() == "tumble: interrupted, nothing received"
 
 
-def test_ctrl_c_after_samples_exits_0_with_the_end(session):
+def test_out_is_written_as_samples_arrive_and_ctrl_c_ends_with_0(session, tmp_path):
     _, t, w, _ = session
+    out = tmp_path / "out"
     with PhyphoxReplay([(t, w)], speed=SPEED) as replay:
-        proc = subprocess.Popen([sys.executable, "-m", "tumble", "live", replay.url, "--json"], cwd=ROOT,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen([sys.executable, "-m", "tumble", "live", replay.url, "--json", "--out", str(out)],
+                                cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         assert json.loads(proc.stdout.readline())["event"] == "connected"
+        flight = json.loads(proc.stdout.readline())
+        assert flight["event"] == "flight"
+        # while it runs, the CSV already holds every sample up to past that flight's catch
+        running = read_recording(out / "segment-000.csv")
+        assert running.t[-1] > flight["end"]
+        np.testing.assert_allclose(running.t, replay.timeline.t[:len(running.t)], rtol=1e-7)
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        stdout, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
-    end = json.loads(out.splitlines()[-1])
-    assert end["event"] == "end" and end["samples"] > 0
+    end = json.loads(stdout.splitlines()[-1])
+    assert end["event"] == "end" and end["samples"] == len(read_recording(out / "segment-000.csv").t)
+    assert (out / "fit.toml").is_file()
 
 
 @pytest.mark.parametrize("args, field", [

@@ -27,8 +27,6 @@ from .recording import Recording, saturated_samples
 
 #: the flight finder runs at most this often (s)
 PROCESS_EVERY_S = 0.1
-#: the CSV files are flushed at least this often (s)
-FLUSH_EVERY_S = 0.5
 CSV_HEADER = '"Time (s)","Gyroscope x (rad/s)","Gyroscope y (rad/s)","Gyroscope z (rad/s)","Absolute (rad/s)"\n'
 FIT_NAME = "fit.toml"
 
@@ -75,7 +73,6 @@ class SegmentCsv:
         if taken:
             raise ParameterError("--out", str(folder), f"not already hold a live session ({taken[0].name})")
         self._files: dict[int, object] = {}
-        self._flushed = time.monotonic()
 
     def path(self, segment: int) -> Path:
         return self.folder / f"segment-{segment:03d}.csv"
@@ -83,21 +80,12 @@ class SegmentCsv:
     def write(self, segment: int, t, w) -> None:
         fh = self._files.get(segment)
         if fh is None:
-            for other in self._files.values():
-                other.flush()
             fh = self._files[segment] = open(self.path(segment), "w", encoding="utf-8", newline="")
             fh.write(CSV_HEADER)
         absolute = np.linalg.norm(w, axis=1)
         fh.write("".join(f"{ti!r},{x!r},{y!r},{z!r},{a!r}\n"
                          for ti, (x, y, z), a in zip(t.tolist(), w.tolist(), absolute.tolist())))
-        self.tick()
-
-    def tick(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if force or now - self._flushed >= FLUSH_EVERY_S:
-            for fh in self._files.values():
-                fh.flush()
-            self._flushed = now
+        fh.flush()  # one write per poll (about every 0.1 s): a crash, even during a fit, loses nothing received
 
     def close(self) -> None:
         for fh in self._files.values():
@@ -156,9 +144,7 @@ class LiveSession:
             self.csv.write(segment, t, w)
 
     def idle(self) -> None:
-        """Between polls: flush the files, search for flights when it is time."""
-        if self.csv is not None:
-            self.csv.tick()
+        """Between polls: search for flights when it is time."""
         now = time.monotonic()
         if now - self._processed < PROCESS_EVERY_S or not self.segments:
             return
