@@ -262,7 +262,7 @@ class PhoneDock(QDockWidget):
     def _use_changed(self, _row, _used) -> None:
         if self.session is not None:
             self.session.choose(*self.table.choices())
-            if not self.connected:  # after a disconnect nothing polls: fit here (a second or two)
+            if not self.connected and self.session.fitter is not None:  # nothing polls now: fit here
                 self.session.fitter.choose(*self.table.choices())
                 self.result = None
                 self._poll()

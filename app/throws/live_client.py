@@ -46,8 +46,10 @@ BACKOFF_FIRST_S = 0.2
 BACKOFF_FACTOR = 2.0
 BACKOFF_MAX_S = 2.0
 #: while measuring with no new sample for this long (s), ask the phone's last time: a clear
-#: whose forced full answer someone else received shows only there
-PROBE_AFTER_S = 1.0
+#: whose forced full answer someone else received (the phone's own web page) shows only
+#: there, and only until the new time passes the last one received (a sensor's batches
+#: arrive well within this)
+PROBE_AFTER_S = 0.3
 #: on first contact, samples older than this (s of phone time) are not asked for
 BACKLOG_S = 300.0
 #: the gyroscope experiment's buffers, if /config names none
