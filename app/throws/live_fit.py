@@ -25,7 +25,7 @@ from .recording import Recording, saturated_samples
 #: the phone must stay below MIN_RATE this long (s) after a throw before its episode is searched
 QUIET_S = 0.15
 #: an episode still going after this long (s) is searched up to HOLD_S before its end
-MAX_EPISODE_S = 4.0
+MAX_EPISODE_S = 2.5
 HOLD_S = 0.6
 #: samples this far (s) before an episode's first fast sample and after its last join the search
 PAD_BEFORE_S = 0.5
