@@ -164,3 +164,25 @@ def test_an_oversized_answer_is_cut_with_bounded_memory():
     assert failures == [f"answer over the {limit} bytes read"]
     assert peak < 4 * limit
     np.testing.assert_allclose(received(f), played_times(replay), rtol=1e-7)
+
+
+def test_a_clear_that_stops_the_phone_until_start_is_pressed():
+    t, w = steady(600)
+    with PhyphoxReplay([(t, w)], speed=1.0) as replay:
+        f = Follower(replay)
+
+        def teacher():  # clears on the phone, then presses start half a second later
+            while f.stream.samples < 100:
+                time.sleep(0.01)
+            replay.clear(restart=False)
+            time.sleep(0.5)
+            PhyphoxClient(replay.url).get_json("/control?cmd=start")
+
+        other = threading.Thread(target=teacher)
+        other.start()
+        f.run(lambda f: 1 in f.segments and len(received(f, 1)) > 50, max_s=20)
+        other.join()
+    assert f.kinds().count("cleared") == 1
+    got = received(f, 1)
+    assert got[0] < 0.05 and np.all(np.diff(got) > 0)  # from the restart on, nothing lost
+    np.testing.assert_allclose(np.diff(got), 0.01, atol=1e-6)

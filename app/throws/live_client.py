@@ -180,10 +180,10 @@ def columns(answer: dict, names: dict) -> tuple[np.ndarray, np.ndarray, str]:
             raise PhoneError(f"answer lacks buffer {names[key]!r}")
         if key == "t":
             mode = str(entry.get("updateMode", "partial"))
-        try:
-            cols.append(np.array([math.nan if v is None else v for v in entry["buffer"]], dtype=float))
-        except (TypeError, ValueError):
-            raise PhoneError(f"buffer {names[key]!r} holds something other than numbers") from None
+        values = entry["buffer"]
+        if not all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in values):
+            raise PhoneError(f"buffer {names[key]!r} holds something other than numbers")
+        cols.append(np.array([math.nan if v is None else v for v in values], dtype=float))
     n = min(len(c) for c in cols)
     data = np.stack([c[:n] for c in cols], axis=1) if n else np.empty((0, 4))
     data = data[np.all(np.isfinite(data), axis=1)]
@@ -274,10 +274,8 @@ class PhoneStream:
             self._new_segment()  # a reloaded experiment: ask again, in full
             return
         t, w, mode = columns(answer, self.names)
-        if not asked_full and mode == "full":
-            self._new_segment()  # the phone answers in full after a clear
-        elif self.last_t is not None and len(t) and t[0] < self.last_t:
-            self._new_segment()  # the time went back
+        if self.last_t is not None and (t[0] < self.last_t if len(t) else not asked_full and mode == "full"):
+            self._new_segment()  # the time went back, or a full answer to a partial request is empty: a clear
         if self.last_t is not None:
             keep = t > self.last_t
             t, w = t[keep], w[keep]
@@ -296,8 +294,8 @@ class PhoneStream:
         elif self.measuring and self.last_t is not None and now - self._quiet_since > PROBE_AFTER_S:
             self._quiet_since = now
             last, _ = self._last_time()
-            if last is not None and last < self.last_t:
-                self._new_segment()
+            if last is None or last < self.last_t:
+                self._new_segment()  # the buffers were emptied, or the time went back
 
     def _note_rate(self, now: float) -> None:
         self._rate_marks.append((now, self.samples))
