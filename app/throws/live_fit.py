@@ -212,7 +212,8 @@ class LiveFitter:
         except ParameterError as err:
             return self._failed(recordings, new, str(err))
         except (ArithmeticError, ValueError, np.linalg.LinAlgError) as err:  # a fit that broke down
-            return self._failed(recordings, new, f"the fit failed ({err.__class__.__name__})")
+            why = "the flights so far do not tell the ratios" if self.result is None else "the fit failed"
+            return self._failed(recordings, new, f"not fitted yet: {why} ({err.__class__.__name__})")
         self.result, self.body, self.fits = result, body_of(result), self.fits + 1
         self.flights = [fl.Flight(ff.rec_index, ff.i0, ff.i1) for ff in result.flights]
         events = []
