@@ -37,16 +37,16 @@ def session():
 
 def follow(t, w):
     """Feed (t, w) poll by poll; (events with the phone time they came at, the fitter)."""
-    segments = [Segment()]
-    fitter = LiveFitter(segments)
+    segment = Segment()
+    fitter = LiveFitter()
     got, searched = [], -1.0
     step = int(round(POLL_S / np.median(np.diff(t))))
     for i in range(0, len(t), step):
-        segments[0].append(t[i:i + step], w[i:i + step])
+        segment.append(t[i:i + step], w[i:i + step])
         now = t[min(i + step, len(t)) - 1]
         if now - searched >= SEARCH_S:
             searched = now
-            got += [(now, e) for e in fitter.process()]
+            got += [(now, e) for e in fitter.process([segment.view()])]
     return got, fitter
 
 
@@ -64,7 +64,7 @@ def test_each_throw_is_reported_once_soon_after_its_catch(session):
     t, w, throws = session
     got, fitter = follow(t, w)
     check(got, throws, QUIET_LAG_S + 0.2)
-    assert fitter.segments[0].settled > fitter.flights[-1].i1 - 1  # nothing before it is searched again
+    assert fitter.settled[0] > fitter.flights[-1].i1 - 1  # nothing before it is searched again
     # the session's end: the full fit of the same flights, as tumble fit runs it
     assert fitter.finish()
     rec = Recording("s", t, w, np.zeros(len(t), dtype=np.int64), saturated_samples(w))

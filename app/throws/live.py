@@ -1,11 +1,12 @@
 """Throws fitted as they land: a phone's live stream, its CSV files and its flights.
 
-Call tree (one thread runs it all; the window runs it in a worker and reads copies)::
+Call tree (the window runs it in a worker thread and reads copies)::
 
     LiveSession.run(should_stop)
       PhoneStream.run                      (live_client: poll, reconnect, segments)
         on_samples -> Segment.append, SegmentCsv.write      (every sample, as it arrives)
-        idle       -> LiveFitter.process                    (live_fit: at most every PROCESS_EVERY_S)
+      the search thread, every PROCESS_EVERY_S:
+        LiveFitter.process(views of the segments)           (live_fit: flights that landed, fits)
                         -> one ``flight`` event per new flight
 
 The fitter's modules (scipy, the compiled integrator) load in a thread as the session starts,
@@ -17,6 +18,7 @@ from __future__ import annotations
 import importlib
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -25,23 +27,42 @@ from ..physics.errors import ParameterError
 from .live_client import PhoneStream
 from .recording import Recording, saturated_samples
 
-#: the flight finder runs at most this often (s)
+#: the search thread looks for flights this often (s)
 PROCESS_EVERY_S = 0.1
 CSV_HEADER = '"Time (s)","Gyroscope x (rad/s)","Gyroscope y (rad/s)","Gyroscope z (rad/s)","Absolute (rad/s)"\n'
 FIT_NAME = "fit.toml"
 
 
+@dataclass(frozen=True)
+class SegmentView:
+    """A segment's samples as they were at one moment: ``t`` (n,), ``w`` (n, 3), and whether
+    the segment is ``closed`` (the phone's time restarted after it). Appends never touch
+    the samples a view holds, so it may be read without a lock."""
+
+    t: np.ndarray
+    w: np.ndarray
+    closed: bool
+
+    @property
+    def n(self) -> int:
+        return len(self.t)
+
+    def recording(self, name: str) -> Recording:
+        t, w = self.t.copy(), self.w.copy()
+        return Recording(name, t, w, np.zeros(len(t), dtype=np.int64), saturated_samples(w))
+
+
 class Segment:
-    """One segment's samples (appended; arrays grow by doubling) and its settled point."""
+    """One segment's samples, appended as they arrive (arrays grow by doubling)."""
 
     def __init__(self):
         self._t = np.empty(1024)
         self._w = np.empty((1024, 3))
         self.n = 0
-        self.settled = 0         # samples before this index have been searched for flights
         self.closed = False      # the phone's time restarted after it: it grows no more
 
     def append(self, t, w) -> None:
+        """Append samples (past ``n`` only: what a view holds never changes)."""
         need = self.n + len(t)
         if need > len(self._t):
             size = max(need, 2 * len(self._t))
@@ -58,9 +79,8 @@ class Segment:
     def w(self) -> np.ndarray:
         return self._w[:self.n]
 
-    def recording(self, name: str) -> Recording:
-        t, w = self.t.copy(), self.w.copy()
-        return Recording(name, t, w, np.zeros(len(t), dtype=np.int64), saturated_samples(w))
+    def view(self) -> SegmentView:
+        return SegmentView(self.t, self.w, self.closed)
 
 
 class SegmentCsv:
@@ -103,13 +123,17 @@ def _warm_up() -> None:
 class LiveSession:
     """A phone's stream, its CSV files and its flights: what ``tumble live`` and the window run.
 
-    ``emit(event)`` is called from the thread that runs :meth:`run` for every event.
-    :meth:`snapshot` and :meth:`recordings` may be called from any thread: they return
-    copies taken under the lock. ``fixed``: a body held fixed (a ``predict.FittedBody``).
+    Two threads: the one that calls :meth:`run` polls the phone and writes the CSV files;
+    a search thread it starts looks for flights and fits them on views of the samples, so
+    a fit never holds up the polls (a clear empties what was not fetched yet). ``emit(event)``
+    is called from either, one event at a time. :meth:`snapshot` and :meth:`recordings` may
+    be called from any thread: they return copies taken under the lock. ``fixed``: a body
+    held fixed (a ``predict.FittedBody``).
     """
 
     def __init__(self, url: str, emit=None, drag_model: str = "quadratic", fixed=None, out_dir=None):
-        self.emit = emit or (lambda event: None)
+        self._emit_to = emit or (lambda event: None)
+        self._emit_lock = threading.Lock()
         self.drag_model, self.fixed = drag_model, fixed
         self.segments: list[Segment] = []
         self.fitter = None                          # made at the first search, once its modules load
@@ -119,12 +143,17 @@ class LiveSession:
         self.lock = threading.Lock()
         self.state = "connecting"
         self.last_event: dict | None = None
-        self._processed = 0.0
+        self._searching = threading.Event()         # set while the search thread should go on
         self._choices = None                        # the user's last exclude/include, not yet applied
         self.show_in_air = False                    # look for a throw in the air (the window shows it)
         self.current_throw: dict | None = None      # the throw in the air now (LiveFitter.in_air)
         self._warming = threading.Thread(target=_warm_up, name="live-warm-up", daemon=True)
         self._warming.start()
+
+    def emit(self, event: dict) -> None:
+        """Hand an event on (either thread; one at a time)."""
+        with self._emit_lock:
+            self._emit_to(event)
 
     def _on_event(self, event: dict) -> None:
         with self.lock:
@@ -143,22 +172,24 @@ class LiveSession:
         if self.csv is not None:
             self.csv.write(segment, t, w)
 
-    def idle(self) -> None:
-        """Between polls: search for flights when it is time."""
-        now = time.monotonic()
-        if now - self._processed < PROCESS_EVERY_S or not self.segments:
+    def search(self) -> None:
+        """Search the samples received so far for flights that landed; fit and emit them (the
+        search thread, and once more at the end)."""
+        if self._warming.is_alive():
             return
-        self._processed = now
         if self.fitter is None:
-            if self._warming.is_alive():
-                return
             from .live_fit import LiveFitter
 
-            self.fitter = LiveFitter(self.segments, self.drag_model, self.fixed)
-        events = self.fitter.process()  # this thread alone appends samples: no lock while it fits
-        in_air = self.fitter.in_air(self.stream.segment) if self.show_in_air else None
+            self.fitter = LiveFitter(self.drag_model, self.fixed)
         with self.lock:
+            views = [seg.view() for seg in self.segments]
+            segment = self.stream.segment
             choices, self._choices = self._choices, None
+        if not views:
+            return
+        events = self.fitter.process(views)
+        in_air = self.fitter.in_air(segment) if self.show_in_air else None
+        with self.lock:
             self.current_throw = in_air
         if choices is not None and self.fitter.choose(*choices) and self.out_dir is not None and self.fixed is None:
             self._write_fit()
@@ -167,18 +198,24 @@ class LiveSession:
         if events and self.out_dir is not None and self.fitter.result is not None and self.fixed is None:
             self._write_fit()
 
+    def _search_loop(self) -> None:
+        """The search thread: a search every PROCESS_EVERY_S while the stream runs."""
+        while self._searching.is_set():
+            began = time.monotonic()
+            self.search()
+            time.sleep(max(0.0, PROCESS_EVERY_S - (time.monotonic() - began)))
+
     def choose(self, exclude, include) -> None:
         """Any thread: leave flights out of the fit or put them back (``exclude`` and ``include``
-        as the flights table gives them: segment and a time inside each); applied between polls."""
+        as the flights table gives them: segment and a time inside each); applied at the next search."""
         with self.lock:
             self._choices = (list(exclude), list(include))
 
     def finish(self) -> None:
-        """Search what came in since the last search, then fit every flight in full (the
-        session's thread, after the stream stopped)."""
+        """Search what came in since the last search, then fit every flight in full (after
+        the stream and the search thread stopped)."""
         self._warming.join()
-        self._processed = 0.0
-        self.idle()
+        self.search()
         if self.fitter is not None and self.fitter.result is not None:
             self.fitter.finish()
             if self.out_dir is not None and self.fixed is None:
@@ -194,14 +231,22 @@ class LiveSession:
             pass  # a fit whose body no scenario takes: the last good file stays
 
     def run(self, should_stop) -> None:
-        """Poll and fit until ``should_stop()``, then search what came in since the last
-        search; files are flushed and closed on the way out."""
+        """Poll until ``should_stop()`` (the search thread looks for flights meanwhile), then
+        search what came in since and fit every flight in full; the files are closed on the
+        way out."""
+        self._searching.set()
+        searcher = threading.Thread(target=self._search_loop, name="tumble-live-search", daemon=True)
+        searcher.start()
         try:
-            self.stream.run(should_stop, self.idle)
-            self.finish()
+            self.stream.run(should_stop)
         finally:
-            if self.csv is not None:
-                self.csv.close()
+            self._searching.clear()
+            searcher.join()
+            try:
+                self.finish()
+            finally:
+                if self.csv is not None:
+                    self.csv.close()
 
     @property
     def result(self):
@@ -243,7 +288,8 @@ class LiveSession:
     def recordings(self) -> list[Recording]:
         """Copies of every segment received (the window keeps them after a disconnect)."""
         with self.lock:
-            return [s.recording(f"segment {k}") for k, s in enumerate(self.segments)]
+            views = [s.view() for s in self.segments]
+        return [v.recording(f"segment {k}") for k, v in enumerate(views)]
 
 
 def finite_or_none(values) -> list:

@@ -304,9 +304,8 @@ class PhoneStream:
         (t0, n0), (t1, n1) = self._rate_marks[0], self._rate_marks[-1]
         self.rate_hz = (n1 - n0) / (t1 - t0) if t1 > t0 else self.rate_hz
 
-    def run(self, should_stop, idle=None) -> None:
-        """Poll until ``should_stop()``; ``idle()`` runs between polls (the flight finder).
-        Waits use ``should_stop``'s granularity: at most one poll period."""
+    def run(self, should_stop) -> None:
+        """Poll until ``should_stop()`` (checked at least every 50 ms while waiting)."""
         backoff = BACKOFF_FIRST_S
         while not should_stop():
             began = time.monotonic()
@@ -319,8 +318,6 @@ class PhoneStream:
                 self.on_event({"event": "reconnecting", "error": str(err)})
                 period = backoff
                 backoff = min(backoff * BACKOFF_FACTOR, BACKOFF_MAX_S)
-            if idle is not None:
-                idle()
             _wait(began + period, should_stop)
 
 

@@ -60,12 +60,13 @@ class LiveFitter:
     to every flight so far. Runs in the session's thread only.
     """
 
-    def __init__(self, segments: list, drag_model: str = "quadratic", fixed: FittedBody | None = None):
+    def __init__(self, drag_model: str = "quadratic", fixed: FittedBody | None = None):
         self.drag_model = drag_model
         self.fixed = fixed
         self.result: FitResult | None = None     # the last joint fit
         self.body: FittedBody | None = fixed     # the body that finds flights: fixed, or the last fit's
-        self.segments = segments                 # live.Segment objects, appended to by the session
+        self.segments: list = []                 # live.SegmentView of each segment, as of the last search
+        self.settled: list[int] = []             # per segment: samples before this index have been searched
         self.flights: list[fl.Flight] = []       # every flight so far, fitted or excluded (edges as settled)
         self.events: list[dict] = []             # every flight event so far
         self.fits = 0
@@ -90,13 +91,13 @@ class LiveFitter:
     def _episodes(self, k: int):
         """(lo, hi, settle_to) sample ranges of the episodes of segment ``k`` ready to search;
         settle_to None: an episode still going, searched up to HOLD_S before the data's end."""
-        seg = self.segments[k]
+        seg, settled = self.segments[k], self.settled[k]
         t, w = seg.t, seg.w
-        if seg.n - seg.settled < 3:
+        if seg.n - settled < 3:
             return []
-        fast = np.flatnonzero(np.linalg.norm(w[seg.settled:], axis=1) >= fl.MIN_RATE) + seg.settled
+        fast = np.flatnonzero(np.linalg.norm(w[settled:], axis=1) >= fl.MIN_RATE) + settled
         if not len(fast):
-            seg.settled = max(seg.settled, seg.n - 1)
+            self.settled[k] = max(settled, seg.n - 1)
             return []
         breaks = np.flatnonzero(np.diff(t[fast]) > QUIET_S) + 1
         out = []
@@ -173,8 +174,11 @@ class LiveFitter:
 
     # ------------------------------------------------------------------ processing
 
-    def process(self) -> list[dict]:
-        """Search the episodes that ended; fit and return one event per new flight."""
+    def process(self, views: list) -> list[dict]:
+        """Search the episodes of ``views`` (live.SegmentView, one per segment) that ended;
+        fit and return one event per new flight."""
+        self.segments = list(views)
+        self.settled += [0] * (len(self.segments) - len(self.settled))
         new = []
         ready = [(k, episode) for k in range(len(self.segments)) for episode in self._episodes(k)]
         first_found = self._find_first() if ready and self.body is None else []
@@ -188,7 +192,7 @@ class LiveFitter:
             if settle_to is None:
                 ends = [f.i1 for f in new if f.recording == k]
                 settle_to = max(ends) if ends else int(np.searchsorted(seg.t, seg.t[hi - 1] - 1.0))
-            seg.settled = max(seg.settled, settle_to)
+            self.settled[k] = max(self.settled[k], settle_to)
         if not new:
             return []
         events = self._fit_fixed(new) if self.fixed is not None else self._fit_joint(new)
