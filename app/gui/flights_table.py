@@ -26,7 +26,7 @@ COLUMNS = ("use", "recording", "start\n(s)", "duration\n(s)", "|ω0|\n(rad/s)", 
            "flip measured\n(s)", "flip fitted\n(s)", "note")
 RECORDING_COLUMN, NOTE_COLUMN = 1, len(COLUMNS) - 1
 #: width of the recording column (px); longer names are elided in the middle
-RECORDING_WIDTH = 150
+RECORDING_WIDTH = 130
 
 
 @dataclass(frozen=True)
@@ -110,6 +110,7 @@ class FlightsTable(QTableWidget):
         self.rows: list[FlightRow] = []
         self._filling = False
         setup_table(self, COLUMNS, RECORDING_COLUMN)
+        self.horizontalHeader().setSectionResizeMode(NOTE_COLUMN, QHeaderView.Stretch)  # cut; in full below
         self.setToolTip("Untick a flight and press Fit to leave it out, tick a greyed one to put it back; "
                         "select a fitted one to replay it")
         self.itemSelectionChanged.connect(self._selection_changed)
@@ -160,10 +161,14 @@ class FlightsTable(QTableWidget):
     def clear_rows(self) -> None:
         self.set_rows([])
 
+    def selected_row(self) -> FlightRow | None:
+        selected = self.selectionModel().selectedRows()
+        return self.rows[selected[0].row()] if selected else None
+
     def selected_index(self) -> int | None:
         """Result index of the selected row's flight (fitted or not), or None."""
-        selected = self.selectionModel().selectedRows()
-        return self.rows[selected[0].row()].index if selected else None
+        row = self.selected_row()
+        return None if row is None else row.index
 
     def _selection_changed(self) -> None:
         index = self.selected_index()
