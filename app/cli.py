@@ -136,7 +136,10 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--screenshot", metavar="FILE", help="save a PNG of the window and exit")
     g.add_argument("--quit-after", type=nonnegative("--quit-after"), metavar="S",
                    help="seconds of wall time before the screenshot/exit")
+    g.add_argument("--live", metavar="URL", help="follow a phone live (phyphox remote access, http://HOST:PORT)")
     add_throw_parsers(sub)
+    from .cli_live import add_live_parsers
+    add_live_parsers(sub, COMMANDS)
     return p
 
 
@@ -257,8 +260,14 @@ def cmd_gui(args) -> int:
 
     if args.quit_after is not None and args.screenshot is None:
         pass  # --quit-after alone: run that long, then exit
+    if args.live is not None:
+        from .throws.live_client import parse_url
+
+        parse_url(args.live)
+        if args.view != "main":
+            raise UsageError(f"--live goes with the main view, not --view {args.view}")
     return run_gui(args.scenario, paused=args.paused, view=args.view, screenshot=args.screenshot,
-                   quit_after=args.quit_after)
+                   quit_after=args.quit_after, live=args.live)
 
 
 COMMANDS = {

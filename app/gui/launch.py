@@ -59,7 +59,7 @@ def qt_application():
 
 
 def run_gui(scenario: str | None, paused: bool = False, view: str = "main", screenshot: str | None = None,
-            quit_after: float | None = None) -> int:
+            quit_after: float | None = None, live: str | None = None) -> int:
     """Open ``view`` on ``scenario`` and run the event loop; returns the exit status.
 
     With ``screenshot``, run ``quit_after`` seconds of wall time after the first drawn
@@ -88,6 +88,8 @@ def run_gui(scenario: str | None, paused: bool = False, view: str = "main", scre
     if scenario is not None and preset is None and "source" in inspect.signature(factory).parameters:
         options["source"] = str(scenario)  # a TOML file: the view names it
     window = factory(sc, **options)
+    if live is not None:  # tumble gui --live URL: the Phone dock, connected
+        window.connect_phone(live)
     result = {"code": 0}
 
     if automated:

@@ -136,6 +136,9 @@ class MainWindow(ViewWindow):
         self.import_action = add_action(self, "Import recording…", self.import_recording_dialog, None,
                                         "Fit a gyroscope recording of throws (phyphox or CSV) and replay its flights")
         accept_recording_drops(self)  # a recording dropped on the window opens the same dialog
+        self.phone_action = add_action(self, "Connect to phone…", self.connect_phone, None,
+                                       "Follow a phone's gyroscope live (phyphox remote access): each throw fitted "
+                                       "as it lands")
         self.view_png_action = add_action(self, "Save 3D view as PNG…", self.save_view_dialog, None,
                                           "Save what the 3D scene shows now, without the panels")
 
@@ -144,7 +147,7 @@ class MainWindow(ViewWindow):
         self.playback_toolbar.insertWidget(self.camera_action, self.ghost.checkbox)
 
     def _file_actions(self) -> list:
-        return [self.open_action, self.save_action, self.import_action, None, self.export_action, self.data_action,
+        return [self.open_action, self.save_action, self.import_action, self.phone_action, None, self.export_action, self.data_action,
                 None, self.shot_action, self.view_png_action, None, self.quit_action]
 
     def _view_actions(self) -> list:
@@ -186,6 +189,12 @@ class MainWindow(ViewWindow):
         from .recording_dialog import open_for
 
         return open_for(self)
+
+    def connect_phone(self, url: str | None = None):
+        """File > Connect to phone...: the Phone dock (gui/live_dock.py); with ``url``, connected."""
+        from .live_dock import open_phone
+
+        return open_phone(self, url)
 
     def export_trajectory_dialog(self) -> None:
         sc = self.panel.scenario

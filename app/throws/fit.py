@@ -348,3 +348,9 @@ def fit_paths(paths, flights: str = "auto", drag_model: str = "quadratic", axes_
         raise ParameterError("--axes", axes_mode, "be one of " + ", ".join(AXES_MODES))
     recordings = read_recordings(paths)  # an Excel file's CSV twin, or a path given twice, counts once
     return recordings, fit_recordings(recordings, windows, drag_model, axes_mode, progress, cancel, exclude, include)
+
+
+def joint_result(recordings, state: cs.JointFit) -> FitResult:
+    """The :class:`FitResult` of a :class:`~app.throws.consensus.JointFit` in its current state
+    (the live stream's fitter warm-starts one from its last fit as each flight lands)."""
+    return _result(recordings, state.sol, state.active_flights(), state.excluded_flights(), 0.0)
