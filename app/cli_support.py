@@ -5,20 +5,10 @@ subcommand use them)."""
 from __future__ import annotations
 
 import argparse
-import math
 import os
-import re
 import sys
 from pathlib import Path
 
-#: a plain decimal number: ASCII digits with an optional sign, point and exponent. float()
-#: alone would also take "1_000", digits of other scripts, spaces, "inf" and "nan"
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
-_WHOLE = re.compile(r"[+-]?[0-9]+", re.ASCII)
-#: longest number text read (a longer one is refused before any conversion)
-MAX_NUMBER_CHARS = 40
-#: what a number on the command line must look like, in the words of a refusal
-PLAIN = "(written in ASCII digits with an optional sign, point and exponent)"
 
 
 def parse_number(text: str, flag: str, rule: str, whole: bool = False):
@@ -28,16 +18,9 @@ def parse_number(text: str, flag: str, rule: str, whole: bool = False):
     1e100 in magnitude like every number in a scenario file. Returns a float (an int if
     ``whole``); raises :class:`ParameterError` ``"{flag} must {rule}, got {text}"``.
     """
-    from .physics.errors import ParameterError
-    from .scenario.schema import MAX_MAGNITUDE
+    from .scenario.document import plain_number
 
-    text = str(text)
-    if len(text) > MAX_NUMBER_CHARS or not (_WHOLE if whole else _NUMBER).fullmatch(text):
-        raise ParameterError(flag, text, f"{rule} {PLAIN}")
-    value = int(text) if whole else float(text)
-    if not math.isfinite(value) or abs(value) > MAX_MAGNITUDE:
-        raise ParameterError(flag, text, f"{rule}, at most {MAX_MAGNITUDE:g} in magnitude")
-    return value
+    return plain_number(text, flag, rule, whole)
 
 
 def number_type(flag: str, rule: str, accept=lambda value: True, whole: bool = False):

@@ -64,11 +64,29 @@ def _number(value, where: str) -> float:
     return float(value)
 
 
-#: a number as typed in the window: ASCII digits with an optional sign, point and exponent
-#: (float() would also take "inf", "nan", "1_000" and other scripts' digits)
+#: a number as a user types it (in the window, on the command line, in a recording): ASCII
+#: digits with an optional sign, point and exponent (float() would also take "inf", "nan",
+#: "1_000", spaces and other scripts' digits)
 NUMBER_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
+WHOLE_TEXT = re.compile(r"[+-]?[0-9]+", re.ASCII)
 #: longest number text read (a longer one is refused before any conversion)
 MAX_NUMBER_CHARS = 40
+#: what a number must look like, in the words of a refusal
+PLAIN_WORDS = "(written in ASCII digits with an optional sign, point and exponent)"
+
+
+def plain_number(text: str, field: str, rule: str, whole: bool = False):
+    """The one reading of a number typed by a user: ``text`` must be a plain decimal number
+    (a whole one if ``whole``), finite and at most :data:`MAX_MAGNITUDE` in magnitude like
+    every number in a scenario file. Returns a float (an int if ``whole``); raises
+    :class:`ParameterError` ``"{field} must {rule} ..., got {text}"``."""
+    text = str(text)
+    if len(text) > MAX_NUMBER_CHARS or not (WHOLE_TEXT if whole else NUMBER_TEXT).fullmatch(text):
+        raise ParameterError(field, text, f"{rule} {PLAIN_WORDS}")
+    value = int(text) if whole else float(text)
+    if not math.isfinite(value) or abs(value) > MAX_MAGNITUDE:
+        raise ParameterError(field, text, f"{rule}, at most {MAX_MAGNITUDE:g} in magnitude")
+    return value
 
 
 def number_from_text(text: str, where: str) -> float:

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import errno
 import lzma
-import math
 import os
-import re
 import stat
 import struct
 import zipfile
@@ -21,7 +19,9 @@ import zlib
 from pathlib import Path
 
 from ..physics.errors import ParameterError
-from ..scenario.schema import MAX_MAGNITUDE
+# the one rule for a number a user wrote, and its bound, as the readers and --flights apply them
+from ..scenario.document import NUMBER_TEXT as PLAIN_NUMBER, plain_number  # noqa: F401
+from ..scenario.schema import MAX_MAGNITUDE  # noqa: F401
 
 #: most bytes read from one recording (a file, or a zip member once decompressed): a 3-hour
 #: phyphox session at 100 Hz is about 80 MB
@@ -58,10 +58,6 @@ ZIP_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate",
 #: most --flights windows
 MAX_WINDOWS = 10_000
 
-#: a plain decimal number: ASCII digits with an optional sign, point and exponent (float()
-#: alone would also take "1_000", other scripts' digits, spaces, "inf" and "nan")
-PLAIN_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
-MAX_NUMBER_CHARS = 40
 
 
 class Said:
@@ -77,17 +73,6 @@ class Said:
 def refuse(where: str, rule: str, found: str) -> ParameterError:
     """``{where} must {rule}, got {found}``, ``found`` being a description, never content."""
     return ParameterError(where, Said(found), rule)
-
-
-def plain_number(text: str, field: str, rule: str) -> float:
-    """A number typed by a user (``--flights``): plain ASCII decimal, finite, at most 1e100."""
-    text = str(text)
-    if len(text) > MAX_NUMBER_CHARS or not PLAIN_NUMBER.fullmatch(text):
-        raise ParameterError(field, text, f"{rule} (written in ASCII digits with an optional sign, point and exponent)")
-    value = float(text)
-    if not math.isfinite(value) or abs(value) > MAX_MAGNITUDE:
-        raise ParameterError(field, text, f"{rule}, at most {MAX_MAGNITUDE:g} in magnitude")
-    return value
 
 
 def describe_cell(cell: str) -> str:
