@@ -14,8 +14,9 @@ import os
 import re
 import sys
 
-from .cli_export import UsageError, add_export_parser, cmd_export
+from .cli_export import EXPORT_HELP, UsageError, add_export_parser, cmd_export
 from .cli_support import (
+    VIEW_NAMES,
     ProgressBar,
     check_out,
     check_out_folder,
@@ -65,9 +66,11 @@ def _integrator_help(what: str) -> str:
     return f"{what}: one of {', '.join(INTEGRATORS)}"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv=None) -> argparse.ArgumentParser:
+    """The parser of every subcommand. Given the command line ``argv``, ``export``'s options
+    (read from the view registry, which imports pyvista) are built only if that is the command
+    run: the other commands start without drawing code."""
     from . import __version__
-    from .views import view_names
     from .simulation.stability import DEFAULT_DIRECTIONS, DEFAULT_DURATION, MAX_DIRECTIONS
 
     p = _Parser(prog="tumble", description="Free rigid-body rotation: watch it, measure it, export it.")
@@ -126,17 +129,25 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"simulated time per direction (s, default {DEFAULT_DURATION:g})")
     st.add_argument("--out", required=True, help="FILE.npz (arrays) or FILE.png (latitude-longitude map)")
 
-    add_export_parser(sub, _integrator, _integrator_help)
+    if argv is None or _command(argv) == "export":
+        add_export_parser(sub, _integrator, _integrator_help)
+    else:
+        sub.add_parser("export", help=EXPORT_HELP)
 
     g = sub.add_parser("gui", help="open the app window")
     g.add_argument("scenario", nargs="?")
     g.add_argument("--paused", action="store_true")
-    g.add_argument("--view", default="main", help="the window opened: " + ", ".join(view_names()) + " (default main)")
+    g.add_argument("--view", default="main", help="the window opened: " + ", ".join(VIEW_NAMES) + " (default main)")
     g.add_argument("--screenshot", metavar="FILE", help="save a PNG of the window and exit")
     g.add_argument("--quit-after", type=nonnegative("--quit-after"), metavar="S",
                    help="seconds of wall time before the screenshot/exit")
     add_fit_parsers(sub)
     return p
+
+
+def _command(argv) -> str | None:
+    """The subcommand named on the command line ``argv`` (its first word that is not an option)."""
+    return next((a for a in argv if not str(a).startswith("-")), None)
 
 
 def _load_scenario(arg):
@@ -393,9 +404,9 @@ def main(argv=None) -> int:
     try:
         if not argv:
             argv = ["gui"]
-        args = build_parser().parse_args(argv)
+        args = build_parser(argv).parse_args(argv)
         if args.command is None:
-            args = build_parser().parse_args(["gui"])
+            args = build_parser(["gui"]).parse_args(["gui"])
         return COMMANDS[args.command](args)
     except UsageError as err:
         print(f"tumble: error: {err}", file=sys.stderr)

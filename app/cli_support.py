@@ -17,6 +17,9 @@ _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?
 _WHOLE = re.compile(r"[+-]?[0-9]+", re.ASCII)
 #: longest number text read (a longer one is refused before any conversion)
 MAX_NUMBER_CHARS = 40
+#: the views ``--view`` names (the registry app.views, which imports pyvista, is read only where
+#: a view is drawn; tests/test_cold_parser.py checks that this list is the registry's)
+VIEW_NAMES = ("main", "poinsot", "compare", "stability")
 #: what a number on the command line must look like, in the words of a refusal
 PLAIN = "(written in ASCII digits with an optional sign, point and exponent)"
 
