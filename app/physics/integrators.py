@@ -7,7 +7,8 @@ torque-free solution (:mod:`.exact`) at each output time, so no error accumulate
 Every fact about an integrator (name, description, order, torque-free only, row width,
 kernel id...) lives in one :class:`IntegratorInfo` entry of :data:`REGISTRY`, which the
 scenario, the command line and the window read. Adding an integrator is one entry there
-plus its step function in :mod:`.kernels` (a new id dispatched by ``kernels.step``).
+plus its step function in :mod:`.kernels` and its entry kernel in :mod:`.runs`; :mod:`.jit` hands
+out each entry kernel compiled, or uncompiled while it compiles in the background.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from typing import Callable
 
 import numpy as np
 
-from . import kernels
+from . import jit, kernels
 from .errors import DivergenceError, ParameterError
 from .model import Model, compile_model
+from .runs import run_name
 from .state import State, Trajectory
 
 # ---------------------------------------------------------------- limits of one run
@@ -58,7 +60,7 @@ class IntegratorInfo:
     description: str
     #: theoretical order of convergence; None where no step error accumulates (``exact``)
     order: int | None
-    #: the id :func:`.kernels.step` dispatches on, or None for a method run outside the
+    #: the method id (:data:`.runs.RUNS` maps it to its entry kernel), or None for a method run outside the
     #: compiled kernels (``dop853`` through scipy, ``exact`` from the closed form), which
     #: can also sample at any time rather than on its own steps
     kernel_id: int | None
@@ -413,6 +415,7 @@ PROGRESS_CHUNK = 2000
 
 def _run_fixed(model, rows0, times, method, dt, t0, progress, options) -> np.ndarray:
     order = splitting_order(model.moments)
+    kernel = jit.kernel(run_name(method, model.params, model.points))
     n_bodies = rows0.shape[0]
     out = np.empty((len(times), n_bodies, rows0.shape[1]))
     out[0] = rows0
@@ -434,9 +437,8 @@ def _run_fixed(model, rows0, times, method, dt, t0, progress, options) -> np.nda
         taken = 0
         for n_out, every in pieces:
             block = out[k + 1 : j + 1] if n_out == j - k else out[k + 1 : k + 2]
-            status, body, step_no = kernels.run(
-                ys, method, h, n_out, every, model.params, model.points, model.wforces, order, block, options
-            )
+            status, body, step_no = kernel(ys, float(h), n_out, every, model.params, model.points, model.wforces,
+                                           order, block, options)
             if status:
                 t_fail = t0 + times[k] + (taken + step_no) * h
                 reason = (
@@ -476,9 +478,11 @@ def _run_dop853(model, rows0, times, dt, rtol, atol, t0) -> np.ndarray:
     from scipy.integrate import solve_ivp
 
     n, width = rows0.shape
+    deriv_batch = jit.kernel("deriv_batch")
 
     def rhs(_t, y):
-        return kernels.deriv_batch(y.reshape(n, width), model.params, model.points, model.wforces).ravel()
+        return deriv_batch(np.ascontiguousarray(y.reshape(n, width)), model.params, model.points,
+                           model.wforces).ravel()
 
     steps = [0]
     limit2 = kernels.OMEGA_LIMIT ** 2

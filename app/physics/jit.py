@@ -1,0 +1,217 @@
+"""Compiled kernels on demand, without a frozen first run.
+
+:func:`kernel` hands out a compiled kernel (:mod:`.runs`, :mod:`.kernels`) when one is ready: in
+this process already, or in numba's cache on disk (``cache=True``: ``__pycache__`` beside the
+module, or numba's folder in the user's cache, or ``NUMBA_CACHE_DIR``). Otherwise it starts a child
+process that compiles that one kernel into the cache (``python -m tumble.physics.jit NAME``, on
+another core, so neither the window nor the run waits for it) and hands out the SAME code run by
+the interpreter (every numba function rebuilt as plain Python over plain Python globals), which
+gives the compiled kernel's results to round-off, slower. Once the child is done the next call
+loads the compiled kernel from the cache. If the child fails (no writable cache), the kernel is
+compiled on a thread of this process instead.
+
+``TUMBLE_JIT=wait`` compiles in the calling thread instead (the behaviour before: a first run waits).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+import types
+from dataclasses import dataclass, field
+
+from . import kernels, runs
+
+#: kernels compiled on demand: name -> (module, argument types)
+SIGNATURES = {name: (runs, runs.RUN_SIGNATURE.args) for name in (*runs.RUNS.values(), *runs.FREE_RUNS.values())}
+SIGNATURES["deriv_batch"] = (kernels, kernels.DERIV_BATCH_SIGNATURE.args)
+#: a child compiling one kernel is given up (and the kernel compiled on a thread) after this long (s)
+CHILD_TIMEOUT_S = 600.0
+#: typical seconds to compile each kernel in a child process on a 2-core machine (measured with
+#: ``tools/first-run``; what the window and the progress bar say while one compiles)
+TYPICAL_COMPILE_S = {"run_rk4_free": 3.0, "deriv_batch": 6.0}
+DEFAULT_COMPILE_S = 8.0
+#: the environment variable that makes :func:`kernel` compile in the calling thread
+WAIT_VARIABLE = "TUMBLE_JIT"
+
+
+@dataclass
+class _Job:
+    """A kernel being compiled: by a child process, or (after that failed) a thread."""
+
+    started: float
+    child: subprocess.Popen | None = None
+    thread: threading.Thread | None = None
+    errors: list = field(default_factory=list)
+
+
+_lock = threading.Lock()
+_ready: set[str] = set()
+_jobs: dict[str, _Job] = {}
+_uncompiled: dict[str, types.FunctionType] = {}
+
+
+def kernel(name: str):
+    """The kernel ``name`` (a key of :data:`SIGNATURES`): compiled if it is ready, else the same
+    code uncompiled while it compiles in the background. Thread: any."""
+    dispatcher = _dispatcher(name)
+    if name in _ready:
+        return dispatcher
+    if os.environ.get(WAIT_VARIABLE) == "wait":
+        compile_now([name])
+        return dispatcher
+    with _lock:
+        if name not in _ready:
+            _advance(name, dispatcher)
+        if name in _ready:
+            return dispatcher
+    return uncompiled(name)
+
+
+def compile_now(names=None) -> None:
+    """Load from the cache or compile every kernel of ``names`` (default all) in this thread."""
+    for name in SIGNATURES if names is None else names:
+        _dispatcher(name).compile(SIGNATURES[name][1])
+        with _lock:
+            _ready.add(name)
+
+
+def compiling() -> list[tuple[str, float, float]]:
+    """(kernel, seconds spent so far, typical seconds) of every kernel being compiled now."""
+    now = time.monotonic()
+    with _lock:
+        return [(name, now - job.started, TYPICAL_COMPILE_S.get(name, DEFAULT_COMPILE_S))
+                for name, job in _jobs.items() if name not in _ready]
+
+
+def note() -> str:
+    """What the window and the progress bar say while a kernel compiles ("" when none does)."""
+    jobs = compiling()
+    if not jobs:
+        return ""
+    name, spent, typical = max(jobs, key=lambda job: job[2] - job[1])
+    left = max(typical - spent, 1.0)
+    what = name.removeprefix("run_").replace("_", "-")
+    return f"compiling {what} (about {left:.0f} s more); running uncompiled meanwhile"
+
+
+def uncompiled(name: str):
+    """The kernel ``name`` as plain Python: the same source, every numba function it calls
+    rebuilt over plain Python globals (nothing is compiled)."""
+    if not _uncompiled:
+        with _lock:
+            if not _uncompiled:
+                plain = _plain_python((kernels, runs))
+                plain.update({key: _on_lists(plain[key]) for key in runs.ELEMENTWISE})
+                _uncompiled.update(plain)
+    return _uncompiled[name]
+
+
+# ------------------------------------------------------------------ internals (under _lock)
+
+
+def _dispatcher(name: str):
+    module, _ = SIGNATURES[name]
+    return getattr(module, name)
+
+
+def _advance(name: str, dispatcher) -> None:
+    """Move ``name`` on: loaded from the cache, its compile started, or its compile finished."""
+    job = _jobs.get(name)
+    if job is None:
+        if _load_cached(dispatcher, SIGNATURES[name][1]):
+            _ready.add(name)
+        else:
+            _jobs[name] = _start_child(name)
+        return
+    if job.child is not None:
+        code = job.child.poll()
+        if code is None and time.monotonic() - job.started < CHILD_TIMEOUT_S:
+            return
+        if code is None:
+            job.child.kill()
+            job.child.wait()
+        if code == 0 and _load_cached(dispatcher, SIGNATURES[name][1]):
+            _ready.add(name)
+            del _jobs[name]
+            return
+        job.child = None
+        job.thread = threading.Thread(target=_compile_on_thread, args=(name, job), daemon=True,
+                                      name=f"tumble-compile-{name}")
+        job.thread.start()
+    elif job.thread is not None and not job.thread.is_alive():
+        if job.errors:
+            raise job.errors[0]
+        _ready.add(name)
+        del _jobs[name]
+
+
+def _start_child(name: str) -> _Job:
+    child = subprocess.Popen([sys.executable, "-m", __name__, name], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True)  # Ctrl+C on the run does not stop the cache's compile
+    return _Job(time.monotonic(), child=child)
+
+
+def _compile_on_thread(name: str, job: _Job) -> None:
+    try:
+        _dispatcher(name).compile(SIGNATURES[name][1])
+    except Exception as err:  # raised by the next kernel() call, in the caller's thread
+        job.errors.append(err)
+
+
+def _load_cached(dispatcher, argtypes) -> bool:
+    """Load ``argtypes``' compiled overload from numba's disk cache if it is there, never
+    compiling (the first half of ``Dispatcher.compile``; numba has no public call for it)."""
+    from numba.core.compiler_lock import global_compiler_lock
+
+    try:
+        with global_compiler_lock:
+            if tuple(argtypes) in dispatcher.overloads:
+                return True
+            cres = dispatcher._cache.load_overload(tuple(argtypes), dispatcher.targetctx)
+            if cres is None:
+                return False
+            dispatcher.targetctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
+            dispatcher.add_overload(cres)
+            return True
+    except AttributeError:  # another numba: let a compile (which reads the cache first) decide
+        return False
+
+
+def _on_lists(run):
+    """``run`` (an entry kernel of :data:`.runs.ELEMENTWISE`, uncompiled) stepping its rows and
+    parameters as Python lists, the rows copied back."""
+    def run_on_lists(ys, h, n_out, every, params, points, wforces, order, out, options):
+        rows = ys.tolist()
+        result = run(rows, h, n_out, every, params.tolist(), points, wforces, order, out, options)
+        ys[:] = rows
+        return result
+    return run_on_lists
+
+
+def _plain_python(modules) -> dict:
+    """Every numba function of ``modules`` as a plain function over a copy of its module's
+    globals in which the other numba functions are plain too."""
+    from numba.core.dispatcher import Dispatcher
+
+    spaces = {m.__name__: dict(vars(m)) for m in modules}
+    plain = {}
+    for module in modules:
+        for value in vars(module).values():
+            if isinstance(value, Dispatcher) and value.py_func.__module__ in spaces:
+                f = value.py_func
+                plain[id(value)] = types.FunctionType(f.__code__, spaces[f.__module__], f.__name__,
+                                                      f.__defaults__, f.__closure__)
+    for space in spaces.values():
+        for key, value in list(space.items()):
+            if id(value) in plain:
+                space[key] = plain[id(value)]
+    return {name: spaces[module.__name__][name] for name, (module, _) in SIGNATURES.items()}
+
+
+if __name__ == "__main__":  # the child: compile the kernels named into the cache
+    compile_now(sys.argv[1:])
