@@ -415,7 +415,7 @@ PROGRESS_CHUNK = 2000
 
 def _run_fixed(model, rows0, times, method, dt, t0, progress, options) -> np.ndarray:
     order = splitting_order(model.moments)
-    kernel = jit.kernel(run_name(method, model.params, model.points))
+    name = run_name(method, model.params, model.points)
     n_bodies = rows0.shape[0]
     out = np.empty((len(times), n_bodies, rows0.shape[1]))
     out[0] = rows0
@@ -437,6 +437,7 @@ def _run_fixed(model, rows0, times, method, dt, t0, progress, options) -> np.nda
         taken = 0
         for n_out, every in pieces:
             block = out[k + 1 : j + 1] if n_out == j - k else out[k + 1 : k + 2]
+            kernel = jit.kernel(name)  # uncompiled until the compiled one is ready: asked at each call
             status, body, step_no = kernel(ys, float(h), n_out, every, model.params, model.points, model.wforces,
                                            order, block, options)
             if status:
@@ -478,10 +479,9 @@ def _run_dop853(model, rows0, times, dt, rtol, atol, t0) -> np.ndarray:
     from scipy.integrate import solve_ivp
 
     n, width = rows0.shape
-    deriv_batch = jit.kernel("deriv_batch")
 
     def rhs(_t, y):
-        return deriv_batch(np.ascontiguousarray(y.reshape(n, width)), model.params, model.points,
+        return jit.kernel("deriv_batch")(np.ascontiguousarray(y.reshape(n, width)), model.params, model.points,
                            model.wforces).ravel()
 
     steps = [0]

@@ -1,14 +1,18 @@
 """Compiled kernels on demand, without a frozen first run.
 
-:func:`kernel` hands out a compiled kernel (:mod:`.runs`, :mod:`.kernels`) when one is ready: in
-this process already, or in numba's cache on disk (``cache=True``: ``__pycache__`` beside the
-module, or numba's folder in the user's cache, or ``NUMBA_CACHE_DIR``). Otherwise it starts a child
-process that compiles that one kernel into the cache (``python -m tumble.physics.jit NAME``, on
-another core, so neither the window nor the run waits for it) and hands out the SAME code run by
-the interpreter (every numba function rebuilt as plain Python over plain Python globals), which
-gives the compiled kernel's results to round-off, slower. Once the child is done the next call
-loads the compiled kernel from the cache. If the child fails (no writable cache), the kernel is
-compiled on a thread of this process instead.
+:func:`kernel` hands out a compiled kernel (:mod:`.runs`, :mod:`.kernels`) once it is ready in
+this process, and never waits for one: until then it hands out the SAME code run by the interpreter
+(every numba function rebuilt as plain Python over plain Python globals), which gives the compiled
+kernel's results to round-off, slower, while in the background
+
+1. a thread loads the kernel from numba's cache on disk (``cache=True``: ``__pycache__`` beside the
+   module if that folder is writable, as in a virtual environment; else numba's folder in the
+   user's cache; or ``NUMBA_CACHE_DIR``), a fraction of a second;
+2. if it is not there (a first run), a child process compiles that one kernel into the cache
+   (``python -m tumble.physics.jit NAME``, on another core), and a thread then loads it; if the
+   child fails (no cache can be written), that thread compiles it in this process instead.
+
+A caller asks again for each piece of its run, so a long run switches to the compiled kernel.
 
 ``TUMBLE_JIT=wait`` compiles in the calling thread instead (the behaviour before: a first run waits).
 """
@@ -40,9 +44,11 @@ WAIT_VARIABLE = "TUMBLE_JIT"
 
 @dataclass
 class _Job:
-    """A kernel being compiled: by a child process, or (after that failed) a thread."""
+    """A kernel on its way: loaded from the cache by a thread, else compiled by a child process,
+    then loaded (or, if the child failed, compiled) by a thread."""
 
     started: float
+    compiling: bool = False
     child: subprocess.Popen | None = None
     thread: threading.Thread | None = None
     errors: list = field(default_factory=list)
@@ -56,7 +62,9 @@ _uncompiled: dict[str, types.FunctionType] = {}
 
 def kernel(name: str):
     """The kernel ``name`` (a key of :data:`SIGNATURES`): compiled if it is ready, else the same
-    code uncompiled while it compiles in the background. Thread: any."""
+    code uncompiled while it is loaded or compiled in the background. Never waits (but with
+    ``TUMBLE_JIT=wait``); call it again for each piece of a run to switch once it is ready.
+    Thread: any."""
     dispatcher = _dispatcher(name)
     if name in _ready:
         return dispatcher
@@ -64,11 +72,8 @@ def kernel(name: str):
         compile_now([name])
         return dispatcher
     with _lock:
-        if name not in _ready:
-            _advance(name, dispatcher)
-        if name in _ready:
-            return dispatcher
-    return uncompiled(name)
+        _advance(name)
+    return dispatcher if name in _ready else uncompiled(name)
 
 
 def compile_now(names=None) -> None:
@@ -84,7 +89,7 @@ def compiling() -> list[tuple[str, float, float]]:
     now = time.monotonic()
     with _lock:
         return [(name, now - job.started, TYPICAL_COMPILE_S.get(name, DEFAULT_COMPILE_S))
-                for name, job in _jobs.items() if name not in _ready]
+                for name, job in _jobs.items() if job.compiling]
 
 
 def note() -> str:
@@ -95,7 +100,7 @@ def note() -> str:
     name, spent, typical = max(jobs, key=lambda job: job[2] - job[1])
     left = max(typical - spent, 1.0)
     what = name.removeprefix("run_").replace("_", "-")
-    return f"compiling {what} (about {left:.0f} s more); running uncompiled meanwhile"
+    return f"compiling {what}, about {left:.0f} s more (running uncompiled meanwhile)"
 
 
 def uncompiled(name: str):
@@ -110,7 +115,7 @@ def uncompiled(name: str):
     return _uncompiled[name]
 
 
-# ------------------------------------------------------------------ internals (under _lock)
+# ------------------------------------------------------------------ internals
 
 
 def _dispatcher(name: str):
@@ -118,14 +123,19 @@ def _dispatcher(name: str):
     return getattr(module, name)
 
 
-def _advance(name: str, dispatcher) -> None:
-    """Move ``name`` on: loaded from the cache, its compile started, or its compile finished."""
+def _advance(name: str) -> None:
+    """Move ``name``'s job on, never waiting (under ``_lock``): start it, or after its child
+    process, load what the child cached (or compile here if it failed) on a thread."""
     job = _jobs.get(name)
     if job is None:
-        if _load_cached(dispatcher, SIGNATURES[name][1]):
-            _ready.add(name)
-        else:
-            _jobs[name] = _start_child(name)
+        job = _jobs[name] = _Job(time.monotonic())
+        _start_thread(name, job, _load_or_spawn)
+        return
+    if job.errors:
+        error = job.errors[0]
+        del _jobs[name]
+        raise error
+    if job.thread is not None and job.thread.is_alive():
         return
     if job.child is not None:
         code = job.child.poll()
@@ -134,51 +144,70 @@ def _advance(name: str, dispatcher) -> None:
         if code is None:
             job.child.kill()
             job.child.wait()
-        if code == 0 and _load_cached(dispatcher, SIGNATURES[name][1]):
-            _ready.add(name)
-            del _jobs[name]
-            return
         job.child = None
-        job.thread = threading.Thread(target=_compile_on_thread, args=(name, job), daemon=True,
-                                      name=f"tumble-compile-{name}")
-        job.thread.start()
-    elif job.thread is not None and not job.thread.is_alive():
-        if job.errors:
-            raise job.errors[0]
-        _ready.add(name)
-        del _jobs[name]
+        _start_thread(name, job, _compile)
 
 
-def _start_child(name: str) -> _Job:
-    child = subprocess.Popen([sys.executable, "-m", __name__, name], stdin=subprocess.DEVNULL,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             start_new_session=True)  # Ctrl+C on the run does not stop the cache's compile
-    return _Job(time.monotonic(), child=child)
+def _start_thread(name: str, job: _Job, target) -> None:
+    job.thread = threading.Thread(target=target, args=(name, job), daemon=True, name=f"tumble-jit-{name}")
+    job.thread.start()
 
 
-def _compile_on_thread(name: str, job: _Job) -> None:
+def _load_or_spawn(name: str, job: _Job) -> None:
+    """Thread: the kernel from numba's cache, else a child process compiling it into the cache."""
     try:
-        _dispatcher(name).compile(SIGNATURES[name][1])
+        if _load_cached(_dispatcher(name), SIGNATURES[name][1]):
+            _done(name)
+            return
+        job.compiling = True
+        job.child = _spawn(name)
     except Exception as err:  # raised by the next kernel() call, in the caller's thread
         job.errors.append(err)
 
 
+def _spawn(name: str) -> subprocess.Popen:
+    """A child process compiling the kernel ``name`` into numba's cache (this module's main)."""
+    return subprocess.Popen([sys.executable, "-m", __name__, name], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)  # Ctrl+C on the run leaves the compile be
+
+
+def _compile(name: str, job: _Job) -> None:
+    """Thread: load what the child compiled into the cache, or compile here if it could not."""
+    try:
+        _dispatcher(name).compile(SIGNATURES[name][1])
+        _done(name)
+    except Exception as err:
+        job.errors.append(err)
+
+
+def _done(name: str) -> None:
+    with _lock:
+        _ready.add(name)
+        _jobs.pop(name, None)
+
+
 def _load_cached(dispatcher, argtypes) -> bool:
     """Load ``argtypes``' compiled overload from numba's disk cache if it is there, never
-    compiling (the first half of ``Dispatcher.compile``; numba has no public call for it)."""
+    compiling (the first half of ``Dispatcher.compile``; numba has no public call for it). The
+    index is read first: loading initialises numba's compiler (0.3-1 s), needless on a miss."""
     from numba.core.compiler_lock import global_compiler_lock
 
+    argtypes = tuple(argtypes)
     try:
         with global_compiler_lock:
-            if tuple(argtypes) in dispatcher.overloads:
+            if argtypes in dispatcher.overloads:
                 return True
-            cres = dispatcher._cache.load_overload(tuple(argtypes), dispatcher.targetctx)
+            cache = dispatcher._cache
+            if cache._cache_file.load(cache._index_key(argtypes, dispatcher.targetctx.codegen())) is None:
+                return False
+            cres = cache.load_overload(argtypes, dispatcher.targetctx)
             if cres is None:
                 return False
             dispatcher.targetctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
             dispatcher.add_overload(cres)
             return True
-    except AttributeError:  # another numba: let a compile (which reads the cache first) decide
+    except AttributeError:  # another numba: a compile (which reads the cache first) decides
         return False
 
 

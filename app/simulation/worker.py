@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..physics import diagnostics
+from ..physics import diagnostics, jit
 from ..physics.errors import DivergenceError, ParameterError
 from ..physics.state import State
 from ..scenario import Scenario
@@ -100,6 +100,9 @@ class Snapshot:
     #: the state the current segment started from (the run's start or its last kick): the
     #: exact torque-free solution from here is what the GUI's "exact ghost" draws
     segment_start: State | None = None
+    #: what compiles in the background while the run steps uncompiled (:func:`..physics.jit.note`),
+    #: "" when nothing does
+    compiling: str = ""
 
     @property
     def t(self) -> float:
@@ -554,6 +557,7 @@ class SimulationWorker(threading.Thread):
             error_serial=self._error_serial,
             error_detail=self._error_detail,
             segment_start=self._segment_start,
+            compiling=jit.note(),
         )
         snap.L.setflags(write=False)
         with self._lock:
