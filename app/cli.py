@@ -251,6 +251,10 @@ def cmd_bench(args) -> int:
     if args.gui:
         from .gui.bench import figures_text, run_gui_bench
 
+        refusal = no_display()
+        if refusal:
+            print(f"tumble: error: {refusal}", file=sys.stderr)
+            return EXIT_USAGE
         fig = run_gui_bench(seconds=args.seconds, speed=args.speed, view=args.view,
                             reference_seconds=args.reference_seconds)
         print(json.dumps(fig) if args.json else figures_text(fig))
@@ -312,11 +316,27 @@ def cmd_stability(args) -> int:
     return EXIT_OK
 
 
+def no_display() -> str | None:
+    """The one line said instead of opening a window where there is no display (Linux without
+    DISPLAY, WAYLAND_DISPLAY or a QT_QPA_PLATFORM chosen), else None. Qt itself would abort
+    the process with a message about reinstalling the application (exit 134)."""
+    if not sys.platform.startswith("linux") or any(os.environ.get(v) for v in DISPLAY_VARIABLES):
+        return None
+    return ("no display found (DISPLAY and WAYLAND_DISPLAY are not set): run the window on a virtual one, "
+            "xvfb-run -a tumble, or work headless with tumble export, simulate or inspect (tumble --help)")
+
+
+#: any of these set means a window can open (QT_QPA_PLATFORM=offscreen draws without a display)
+DISPLAY_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
+
+
 def cmd_gui(args) -> int:
     from .gui.launch import run_gui
 
-    if args.quit_after is not None and args.screenshot is None:
-        pass  # --quit-after alone: run that long, then exit
+    refusal = no_display()
+    if refusal:
+        print(f"tumble: error: {refusal}", file=sys.stderr)
+        return EXIT_USAGE
     return run_gui(args.scenario, paused=args.paused, view=args.view, screenshot=args.screenshot,
                    quit_after=args.quit_after)
 

@@ -4,6 +4,7 @@ static list of view names the parser offers is the registry's, ``presets`` build
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -57,3 +58,15 @@ def test_presets_lists_each_presets_own_description():
     from tumble.scenario import load, presets
 
     assert presets() and all(desc == load(name).description for name, desc in presets())
+
+
+@pytest.mark.parametrize("argv", [(), ("gui", "t-handle"), ("gui", "--screenshot", "x.png"), ("bench", "--gui")])
+def test_no_display_is_one_line_saying_how_to_run_headless_and_exit_2(argv, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    env["XDG_CONFIG_HOME"] = str(tmp_path)  # no last scenario of the user's
+    res = subprocess.run([sys.executable, "-m", "tumble", *argv], cwd=tmp_path, env=env, capture_output=True,
+                         text=True, timeout=300)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1, res.stderr
+    assert "no display found" in lines[0] and "xvfb-run -a tumble" in lines[0] and "tumble export" in lines[0]
+    assert not list(tmp_path.glob("*.png"))
