@@ -13,9 +13,11 @@ def compiled_kernels():
     """Every compiled kernel loaded from numba's cache, or compiled into it, once per session
     before any test: no test's wait includes a first compile, and the commands the tests run in
     child processes find the kernels cached."""
+    import os
+
     from tumble.physics import jit
 
-    jit.compile_now()
+    jit.compile_now(processes=min(2, os.cpu_count() or 1))
 
 
 @pytest.fixture

@@ -76,9 +76,17 @@ def kernel(name: str):
     return dispatcher if name in _ready else uncompiled(name)
 
 
-def compile_now(names=None) -> None:
-    """Load from the cache or compile every kernel of ``names`` (default all) in this thread."""
-    for name in SIGNATURES if names is None else names:
+def compile_now(names=None, processes: int = 1) -> None:
+    """Load from the cache, or compile, every kernel of ``names`` (default all) before returning.
+    With ``processes`` > 1 the kernels missing from the cache are first compiled into it by that
+    many child processes at once (all of them take about a minute on one core)."""
+    names = list(SIGNATURES if names is None else names)
+    missing = [name for name in names if not _load_cached(_dispatcher(name), SIGNATURES[name][1])]
+    if processes > 1 and len(missing) > 1:
+        children = [_spawn(*missing[k::processes]) for k in range(min(processes, len(missing)))]
+        for child in children:
+            child.wait()  # a failed child leaves its kernels to the compile below
+    for name in names:
         _dispatcher(name).compile(SIGNATURES[name][1])
         with _lock:
             _ready.add(name)
@@ -165,9 +173,9 @@ def _load_or_spawn(name: str, job: _Job) -> None:
         job.errors.append(err)
 
 
-def _spawn(name: str) -> subprocess.Popen:
-    """A child process compiling the kernel ``name`` into numba's cache (this module's main)."""
-    return subprocess.Popen([sys.executable, "-m", __name__, name], stdin=subprocess.DEVNULL,
+def _spawn(*names: str) -> subprocess.Popen:
+    """A child process compiling the kernels ``names`` into numba's cache (this module's main)."""
+    return subprocess.Popen([sys.executable, "-m", __name__, *names], stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)  # Ctrl+C on the run leaves the compile be
 
