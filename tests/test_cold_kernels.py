@@ -79,8 +79,7 @@ def test_a_kernel_missing_from_the_cache_runs_uncompiled_while_a_child_compiles_
         from tumble.physics import jit
         first = jit.kernel("run_euler")
         assert not isinstance(first, Dispatcher), first
-        job = jit._jobs["run_euler"]
-        job.thread.join()  # the cache has no run_euler: a child compiles it
+        job = jit._jobs["run_euler"]  # the cache has no run_euler: a child compiles it
         print(jit.note())
         assert job.child.wait(timeout=600) == 0
         assert not isinstance(jit.kernel("run_euler"), Dispatcher)  # a thread loads it from the cache
@@ -103,7 +102,6 @@ def test_a_failed_child_leaves_the_compile_to_a_thread():
         jit._spawn = lambda name: subprocess.Popen([sys.executable, "-c", "exit(3)"])
         assert not isinstance(jit.kernel("run_euler"), Dispatcher)
         job = jit._jobs["run_euler"]
-        job.thread.join()
         assert job.child.wait() == 3
         assert not isinstance(jit.kernel("run_euler"), Dispatcher)  # a thread compiles it here
         job.thread.join()
@@ -113,13 +111,32 @@ def test_a_failed_child_leaves_the_compile_to_a_thread():
     assert _child(script).strip().splitlines()[-1] == "compiled on a thread"
 
 
-def _child(script: str) -> str:
-    """stdout of ``script`` run by a fresh interpreter with an empty numba cache of its own."""
+def test_a_cached_kernel_is_loaded_at_once_or_by_a_thread_in_the_window():
+    script = textwrap.dedent("""
+        from numba.core.dispatcher import Dispatcher
+        from tumble.physics import jit
+        with jit.never_waiting():  # as the window's simulation thread: the body moves meanwhile
+            assert not isinstance(jit.kernel("run_euler"), Dispatcher)
+            jit._jobs["run_euler"].thread.join()
+            assert isinstance(jit.kernel("run_euler"), Dispatcher) and not jit.note()
+        print("loaded by a thread")
+    """)
+    loaded = "from numba.core.dispatcher import Dispatcher\nfrom tumble.physics import jit\n" \
+             "assert isinstance(jit.kernel('run_euler'), Dispatcher)\nprint('loaded at once')"
+    assert _child(script, "run_euler").strip().splitlines()[-1] == "loaded by a thread"
+    assert _child(loaded, "run_euler").strip().splitlines()[-1] == "loaded at once"
+
+
+def _child(script: str, *cached: str) -> str:
+    """stdout of ``script`` run by a fresh interpreter with a numba cache of its own, holding
+    only the kernels ``cached`` (compiled into it first by ``python -m tumble.physics.jit``)."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache}
         env.pop(jit.WAIT_VARIABLE, None)
+        if cached:
+            subprocess.run([sys.executable, "-m", "tumble.physics.jit", *cached], env=env, check=True, timeout=900)
         res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=900)
     assert res.returncode == 0, res.stderr
     return res.stdout

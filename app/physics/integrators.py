@@ -48,6 +48,9 @@ MAX_REORTHO_EVERY = MAX_STEPS
 #: most body-steps one call of the compiled kernels takes (0.1 to 0.5 s here): between two
 #: calls progress is reported and Ctrl+C is noticed
 STEPS_PER_CALL = 500_000
+#: the same while the kernel runs uncompiled (:mod:`.jit`; 20-100 ms), so that a run asks again
+#: for the compiled kernel soon
+PLAIN_STEPS_PER_CALL = 5_000
 
 
 @dataclass(frozen=True)
@@ -425,19 +428,21 @@ def _run_fixed(model, rows0, times, method, dt, t0, progress, options) -> np.nda
     k = 0
     while k < len(intervals):
         # group consecutive intervals that need the same number of equal steps, at most
-        # STEPS_PER_CALL body-steps per kernel call
+        # STEPS_PER_CALL body-steps per kernel call (PLAIN_STEPS_PER_CALL while the compiled
+        # kernel is not ready, so that the run switches to it soon after it is)
+        kernel = jit.kernel(name)
+        per_call = STEPS_PER_CALL if jit.is_compiled(kernel) else PLAIN_STEPS_PER_CALL
         n_sub = max(1, math.ceil(intervals[k] / dt * (1 - STEP_FIT_SLACK)))
         h = intervals[k] / n_sub
-        group = max(1, min(PROGRESS_CHUNK, STEPS_PER_CALL // (n_sub * n_bodies)))
+        group = max(1, min(PROGRESS_CHUNK, per_call // (n_sub * n_bodies)))
         j = k + 1
         while j < len(intervals) and j - k < group and abs(intervals[j] - intervals[k]) <= STEP_FIT_SLACK * dt:
             j += 1
-        pieces = [(j - k, n_sub)] if j - k > 1 or n_sub * n_bodies <= STEPS_PER_CALL else \
-            _split_steps(n_sub, max(1, STEPS_PER_CALL // n_bodies))
+        pieces = [(j - k, n_sub)] if j - k > 1 or n_sub * n_bodies <= per_call else \
+            _split_steps(n_sub, max(1, per_call // n_bodies))
         taken = 0
         for n_out, every in pieces:
             block = out[k + 1 : j + 1] if n_out == j - k else out[k + 1 : k + 2]
-            kernel = jit.kernel(name)  # uncompiled until the compiled one is ready: asked at each call
             status, body, step_no = kernel(ys, float(h), n_out, every, model.params, model.points, model.wforces,
                                            order, block, options)
             if status:

@@ -1,24 +1,25 @@
 """Compiled kernels on demand, without a frozen first run.
 
 :func:`kernel` hands out a compiled kernel (:mod:`.runs`, :mod:`.kernels`) once it is ready in
-this process, and never waits for one: until then it hands out the SAME code run by the interpreter
-(every numba function rebuilt as plain Python over plain Python globals), which gives the compiled
-kernel's results to round-off, slower, while in the background
+this process, and never waits for a compile: until then it hands out the SAME code run by the
+interpreter (every numba function rebuilt as plain Python over plain Python globals), which gives
+the compiled kernel's results to round-off, slower. Meanwhile:
 
-1. a thread loads the kernel from numba's cache on disk (``cache=True``: ``__pycache__`` beside the
-   module if that folder is writable, as in a virtual environment; else numba's folder in the
-   user's cache; or ``NUMBA_CACHE_DIR``), a fraction of a second;
-2. if it is not there (a first run), a child process compiles that one kernel into the cache
-   (``python -m tumble.physics.jit NAME``, on another core), and a thread then loads it; if the
+1. a kernel in numba's cache on disk (``cache=True``: ``__pycache__`` beside the module if that
+   folder is writable, as in a virtual environment; else numba's folder in the user's cache; or
+   ``NUMBA_CACHE_DIR``) is loaded, a fraction of a second: before the call returns, or, inside
+   :func:`never_waiting` (the window's simulation thread), on a thread;
+2. a kernel not there (a first run) is compiled into the cache by a child process
+   (``python -m tumble.physics.jit NAME``, on another core), then loaded by a thread; if the
    child fails (no cache can be written), that thread compiles it in this process instead.
 
 A caller asks again for each piece of its run, so a long run switches to the compiled kernel.
-
 ``TUMBLE_JIT=wait`` compiles in the calling thread instead (the behaviour before: a first run waits).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -26,6 +27,8 @@ import threading
 import time
 import types
 from dataclasses import dataclass, field
+
+from numba.core.dispatcher import Dispatcher
 
 from . import kernels, runs
 
@@ -55,6 +58,7 @@ class _Job:
 
 
 _lock = threading.Lock()
+_local = threading.local()
 _ready: set[str] = set()
 _jobs: dict[str, _Job] = {}
 _uncompiled: dict[str, types.FunctionType] = {}
@@ -62,9 +66,11 @@ _uncompiled: dict[str, types.FunctionType] = {}
 
 def kernel(name: str):
     """The kernel ``name`` (a key of :data:`SIGNATURES`): compiled if it is ready, else the same
-    code uncompiled while it is loaded or compiled in the background. Never waits (but with
-    ``TUMBLE_JIT=wait``); call it again for each piece of a run to switch once it is ready.
-    Thread: any."""
+    code uncompiled while it is compiled in the background. Call it again for each piece of a
+    run to switch once it is ready. A kernel in numba's cache is loaded before returning (a
+    fraction of a second, about what the uncompiled code takes for 50,000 steps), except
+    inside :func:`never_waiting`, where a thread loads it; with ``TUMBLE_JIT=wait`` a missing
+    kernel is compiled before returning. Thread: any."""
     dispatcher = _dispatcher(name)
     if name in _ready:
         return dispatcher
@@ -72,8 +78,26 @@ def kernel(name: str):
         compile_now([name])
         return dispatcher
     with _lock:
-        _advance(name)
+        _advance(name, in_background=getattr(_local, "never_wait", False))
     return dispatcher if name in _ready else uncompiled(name)
+
+
+def is_compiled(function) -> bool:
+    """True for a compiled kernel handed out by :func:`kernel`, False for an uncompiled one."""
+    return isinstance(function, Dispatcher)
+
+
+@contextlib.contextmanager
+def never_waiting():
+    """Within it, :func:`kernel` in this thread returns at once even when the kernel is in
+    numba's cache (loading it starts numba's compiler, 0.3-1 s): the window's simulation
+    thread moves the body meanwhile."""
+    before = getattr(_local, "never_wait", False)
+    _local.never_wait = True
+    try:
+        yield
+    finally:
+        _local.never_wait = before
 
 
 def compile_now(names=None, processes: int = 1) -> None:
@@ -131,13 +155,21 @@ def _dispatcher(name: str):
     return getattr(module, name)
 
 
-def _advance(name: str) -> None:
-    """Move ``name``'s job on, never waiting (under ``_lock``): start it, or after its child
-    process, load what the child cached (or compile here if it failed) on a thread."""
+def _advance(name: str, in_background: bool) -> None:
+    """Move ``name``'s job on (under ``_lock``): start it (load it from the cache here unless
+    ``in_background``, else on a thread), or after its child process, load what the child
+    cached (or compile it here if the child failed) on a thread."""
     job = _jobs.get(name)
     if job is None:
+        if not in_background and _load_cached(_dispatcher(name), SIGNATURES[name][1]):
+            _ready.add(name)
+            return
         job = _jobs[name] = _Job(time.monotonic())
-        _start_thread(name, job, _load_or_spawn)
+        if in_background:
+            _start_thread(name, job, _load_or_spawn)
+        else:  # not in the cache (just looked)
+            job.compiling = True
+            job.child = _spawn(name)
         return
     if job.errors:
         error = job.errors[0]
@@ -233,8 +265,6 @@ def _on_lists(run):
 def _plain_python(modules) -> dict:
     """Every numba function of ``modules`` as a plain function over a copy of its module's
     globals in which the other numba functions are plain too."""
-    from numba.core.dispatcher import Dispatcher
-
     spaces = {m.__name__: dict(vars(m)) for m in modules}
     plain = {}
     for module in modules:

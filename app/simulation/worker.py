@@ -439,8 +439,9 @@ class SimulationWorker(threading.Thread):
                 n_records, end_clip = max_records, True
         span = n_records * self._record_dt
         solver = self._scenario.solver
-        traj = simulate(self._model, self._state, self._integrator, self._dt, span, sample=self._record_dt,
-                        rtol=solver.rtol, atol=solver.atol)
+        with jit.never_waiting():  # the body moves while a kernel loads or compiles
+            traj = simulate(self._model, self._state, self._integrator, self._dt, span, sample=self._record_dt,
+                            rtol=solver.rtol, atol=solver.atol)
         rows = self._rows(traj.t[1:], traj.c[1:], traj.v[1:], traj.q[1:], traj.w[1:],
                           None if traj.s is None else traj.s[1:])
         self._count_flips(traj.t, traj.w)
