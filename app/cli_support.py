@@ -115,8 +115,10 @@ class ProgressBar:
         if not self.enabled:
             return
         self._bar.n = int(round(self.STEPS * min(max(float(fraction), 0.0), 1.0)))
-        if note:
-            self._bar.set_postfix_str(note[:40], refresh=False)
+        jit = sys.modules.get("tumble.physics.jit")  # loaded by any run of the compiled kernels
+        note = note or (jit.note() if jit is not None else "")
+        if note or self._bar.postfix:
+            self._bar.set_postfix_str(note[:70], refresh=False)
         self._bar.refresh()
 
     def close(self) -> None:

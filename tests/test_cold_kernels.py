@@ -90,7 +90,7 @@ def test_a_kernel_missing_from_the_cache_runs_uncompiled_while_a_child_compiles_
         print("compiled")
     """)
     out = _child(script).splitlines()
-    assert out[-2].startswith("compiling euler, about ") and out[-2].endswith(" s more (running uncompiled meanwhile)")
+    assert out[-2].startswith("compiling euler (about ") and out[-2].endswith(" s), running uncompiled")
     assert out[-1] == "compiled"
 
 

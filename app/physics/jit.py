@@ -132,7 +132,7 @@ def note() -> str:
     name, spent, typical = max(jobs, key=lambda job: job[2] - job[1])
     left = max(typical - spent, 1.0)
     what = name.removeprefix("run_").replace("_", "-")
-    return f"compiling {what}, about {left:.0f} s more (running uncompiled meanwhile)"
+    return f"compiling {what} (about {left:.0f} s), running uncompiled"
 
 
 def uncompiled(name: str):
