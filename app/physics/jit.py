@@ -37,10 +37,13 @@ SIGNATURES = {name: (runs, runs.RUN_SIGNATURE.args) for name in (*runs.RUNS.valu
 SIGNATURES["deriv_batch"] = (kernels, kernels.DERIV_BATCH_SIGNATURE.args)
 #: a child compiling one kernel is given up (and the kernel compiled on a thread) after this long (s)
 CHILD_TIMEOUT_S = 600.0
-#: typical seconds to compile each kernel in a child process on a 2-core machine (measured with
-#: ``tools/first-run``; what the window and the progress bar say while one compiles)
-TYPICAL_COMPILE_S = {"run_rk4_free": 3.0, "deriv_batch": 6.0}
-DEFAULT_COMPILE_S = 8.0
+#: seconds each kernel took to compile in a child process with an empty cache (``python -m
+#: tumble.physics.jit NAME``) on a 2-core machine busy with other work (load 4-5): what the window
+#: and the progress bar announce, an upper figure (2 to 3 times less on an idle machine)
+TYPICAL_COMPILE_S = {"run_rk4_free": 11.0, "run_rk4": 15.0, "run_splitting": 11.0, "run_splitting4": 12.0,
+                     "run_midpoint": 8.0, "run_euler": 8.0, "run_semi_implicit_euler": 8.0,
+                     "run_rotmat_euler": 11.0, "run_lie_rk4": 10.0, "deriv_batch": 4.0}
+DEFAULT_COMPILE_S = 15.0
 #: the environment variable that makes :func:`kernel` compile in the calling thread
 WAIT_VARIABLE = "TUMBLE_JIT"
 
