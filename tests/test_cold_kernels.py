@@ -111,6 +111,32 @@ def test_a_failed_child_leaves_the_compile_to_a_thread():
     assert _child(script).strip().splitlines()[-1] == "compiled on a thread"
 
 
+def test_a_run_started_while_anothers_compile_goes_on_waits_for_that_one():
+    script = textwrap.dedent("""
+        import subprocess, sys, time
+        from numba.core.dispatcher import Dispatcher
+        from tumble.physics import jit
+        # stands for the compile a run just before this one left behind, named in its marker
+        other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "tumble.physics.jit"])
+        while not jit._is_compile(other.pid):  # until the child has replaced the fork of this process
+            time.sleep(0.01)
+        jit._spawn = lambda *names: sys.exit("a second compile was started")
+        marker = jit.Path(jit.tempfile.gettempdir()) / f"tumble-jit-{jit._cache_key('run_euler')}.pid"
+        marker.write_text(str(other.pid))
+        assert not isinstance(jit.kernel("run_euler"), Dispatcher)
+        job = jit._jobs["run_euler"]
+        assert job.child.pid == other.pid and jit.note().startswith("compiling euler")
+        assert not isinstance(jit.kernel("run_euler"), Dispatcher)  # still compiling elsewhere
+        other.kill(); other.wait()
+        assert not isinstance(jit.kernel("run_euler"), Dispatcher)  # a thread loads it (compiles it here)
+        job.thread.join()
+        assert isinstance(jit.kernel("run_euler"), Dispatcher)
+        marker.unlink()
+        print("waited for the other compile")
+    """)
+    assert _child(script).strip().splitlines()[-1] == "waited for the other compile"
+
+
 def test_a_cached_kernel_is_loaded_at_once_or_by_a_thread_in_the_window():
     script = textwrap.dedent("""
         from numba.core.dispatcher import Dispatcher

@@ -20,13 +20,16 @@ A caller asks again for each piece of its run, so a long run switches to the com
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import types
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from numba.core.dispatcher import Dispatcher
 
@@ -55,7 +58,7 @@ class _Job:
 
     started: float
     compiling: bool = False
-    child: subprocess.Popen | None = None
+    child: subprocess.Popen | _Elsewhere | None = None
     thread: threading.Thread | None = None
     errors: list = field(default_factory=list)
 
@@ -172,7 +175,7 @@ def _advance(name: str, in_background: bool) -> None:
             _start_thread(name, job, _load_or_spawn)
         else:  # not in the cache (just looked)
             job.compiling = True
-            job.child = _spawn(name)
+            job.child = _spawn_once(name)
         return
     if job.errors:
         error = job.errors[0]
@@ -203,7 +206,7 @@ def _load_or_spawn(name: str, job: _Job) -> None:
             _done(name)
             return
         job.compiling = True
-        job.child = _spawn(name)
+        job.child = _spawn_once(name)
     except Exception as err:  # raised by the next kernel() call, in the caller's thread
         job.errors.append(err)
 
@@ -213,6 +216,54 @@ def _spawn(*names: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", __name__, *names], stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)  # Ctrl+C on the run leaves the compile be
+
+
+class _Elsewhere:
+    """The compile of a kernel that another process started (a run just before this one): done
+    when that child exits; its pid is in the kernel's marker file (:func:`_spawn_once`)."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+
+    def poll(self) -> int | None:
+        return None if _is_compile(self.pid) else 0
+
+    def kill(self) -> None:  # not ours to stop
+        pass
+
+    def wait(self, timeout=None) -> int:
+        return 0
+
+
+def _spawn_once(name: str):
+    """A child compiling ``name`` into the cache, or the one another process already started for
+    the same cache (a run started while the previous run's compile goes on does not start a
+    second one on the same cores)."""
+    marker = Path(tempfile.gettempdir()) / f"tumble-jit-{_cache_key(name)}.pid"
+    try:
+        pid = int(marker.read_text(encoding="ascii"))
+    except (OSError, ValueError):
+        pid = 0
+    if pid and _is_compile(pid):
+        return _Elsewhere(pid)
+    child = _spawn(name)
+    with contextlib.suppress(OSError):
+        marker.write_text(str(child.pid), encoding="ascii")
+    return child
+
+
+def _cache_key(name: str) -> str:
+    """The kernel ``name`` in the cache its compile fills (this install's, or NUMBA_CACHE_DIR)."""
+    where = f"{kernels.__file__}|{os.environ.get('NUMBA_CACHE_DIR', '')}|{name}"
+    return hashlib.sha1(where.encode()).hexdigest()[:16]
+
+
+def _is_compile(pid: int) -> bool:
+    """True if process ``pid`` is a compile of this module's main (Linux; elsewhere False)."""
+    try:
+        return b"tumble.physics.jit" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
 
 
 def _compile(name: str, job: _Job) -> None:
