@@ -251,9 +251,7 @@ def cmd_bench(args) -> int:
     if args.gui:
         from .gui.bench import figures_text, run_gui_bench
 
-        refusal = no_display()
-        if refusal:
-            print(f"tumble: error: {refusal}", file=sys.stderr)
+        if no_display():
             return EXIT_USAGE
         fig = run_gui_bench(seconds=args.seconds, speed=args.speed, view=args.view,
                             reference_seconds=args.reference_seconds)
@@ -316,14 +314,16 @@ def cmd_stability(args) -> int:
     return EXIT_OK
 
 
-def no_display() -> str | None:
-    """The one line said instead of opening a window where there is no display (Linux without
-    DISPLAY, WAYLAND_DISPLAY or a QT_QPA_PLATFORM chosen), else None. Qt itself would abort
-    the process with a message about reinstalling the application (exit 134)."""
+def no_display() -> bool:
+    """True, after saying so in one line on stderr, where a window cannot open: Linux without
+    DISPLAY, WAYLAND_DISPLAY or a QT_QPA_PLATFORM chosen. Qt itself would abort the process
+    with a message about reinstalling the application (exit 134)."""
     if not sys.platform.startswith("linux") or any(os.environ.get(v) for v in DISPLAY_VARIABLES):
-        return None
-    return ("no display found (DISPLAY and WAYLAND_DISPLAY are not set): run the window on a virtual one, "
-            "xvfb-run -a tumble, or work headless with tumble export, simulate or inspect (tumble --help)")
+        return False
+    print("tumble: error: no display found (DISPLAY and WAYLAND_DISPLAY are not set): run the window on a "
+          "virtual one, xvfb-run -a tumble, or work headless with tumble export, simulate or inspect "
+          "(tumble --help)", file=sys.stderr)
+    return True
 
 
 #: any of these set means a window can open (QT_QPA_PLATFORM=offscreen draws without a display)
@@ -333,9 +333,7 @@ DISPLAY_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
 def cmd_gui(args) -> int:
     from .gui.launch import run_gui
 
-    refusal = no_display()
-    if refusal:
-        print(f"tumble: error: {refusal}", file=sys.stderr)
+    if no_display():
         return EXIT_USAGE
     return run_gui(args.scenario, paused=args.paused, view=args.view, screenshot=args.screenshot,
                    quit_after=args.quit_after)

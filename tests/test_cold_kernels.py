@@ -5,6 +5,7 @@ compiled by a child process (or a thread, if the child fails) while the run goes
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import subprocess
 import sys
@@ -166,3 +167,21 @@ def _child(script: str, *cached: str) -> str:
         res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=900)
     assert res.returncode == 0, res.stderr
     return res.stdout
+
+
+def test_the_bench_times_only_compiled_kernels(monkeypatch):
+    """``tumble bench`` loads or compiles every kernel it times before the first run: on a first
+    run it would otherwise time the uncompiled code."""
+    from tumble.scenario import load
+    from tumble.simulation import benchmark
+
+    asked, seen = [], []
+    kernel = jit.kernel
+    monkeypatch.setattr(jit, "compile_now", lambda names=None, processes=1: asked.append(set(names)))
+    monkeypatch.setattr(jit, "kernel", lambda name: seen.append((name, len(asked))) or kernel(name))
+    sc = load("t-handle")
+    sc = sc.replace(solver=dataclasses.replace(sc.solver, duration=1.0))
+    rows = benchmark.run_bench([sc], ["rk4", "splitting", "dop853"], [0.01])
+    assert all(math.isfinite(row["steps_per_s"]) for row in rows)
+    assert asked == [{"run_rk4_free", "run_splitting", "deriv_batch"}]
+    assert {name for name, _ in seen} == asked[0] and all(n == 1 for _, n in seen)
