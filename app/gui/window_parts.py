@@ -147,7 +147,7 @@ def show_run_state(label: QLabel, snap, rtf: float | None = None) -> None:
     the snapshot's), else "end of run" at the run's duration, else "paused" (muted)."""
     if snap.running:
         text, tip, style = f"real time ×{snap.realtime_factor if rtf is None else rtf:.2f}", RTF_TIP, ""
-        if getattr(snap, "compiling", ""):  # a first run: the kernel compiles, the body moves meanwhile
+        if snap.compiling:  # a first run: the kernel compiles, the body moves meanwhile
             text, tip = f"{text} · {snap.compiling}", f"{RTF_TIP}; {COMPILING_TIP}"
     elif snap.ended:
         text, tip, style = END_OF_RUN, END_OF_RUN_TIP, ""
