@@ -14,18 +14,17 @@ import os
 import re
 import sys
 
-from .cli_export import UsageError, add_export_parser, cmd_export
+from .cli_export import EXPORT_HELP, UsageError, add_export_parser, cmd_export
 from .cli_throws import THROW_COMMANDS, add_throw_parsers
 from .cli_support import (
+    VIEW_NAMES,
     ProgressBar,
     check_out,
     check_out_folder,
     nonnegative,
     number_type,
-    parse_point,
     positive,
     whole,
-    with_solver_flags,
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -66,9 +65,11 @@ def _integrator_help(what: str) -> str:
     return f"{what}: one of {', '.join(INTEGRATORS)}"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv=None) -> argparse.ArgumentParser:
+    """The parser of every subcommand. Given the command line ``argv``, ``export``'s options
+    (read from the view registry, which imports pyvista) are built only if that is the command
+    run: the other commands start without drawing code."""
     from . import __version__
-    from .views import view_names
     from .simulation.stability import DEFAULT_DIRECTIONS, DEFAULT_DURATION, MAX_DIRECTIONS
 
     p = _Parser(prog="tumble", description="Free rigid-body rotation: watch it, measure it, export it.")
@@ -127,12 +128,15 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"simulated time per direction (s, default {DEFAULT_DURATION:g})")
     st.add_argument("--out", required=True, help="FILE.npz (arrays) or FILE.png (latitude-longitude map)")
 
-    add_export_parser(sub, _integrator, _integrator_help)
+    if argv is None or _command(argv) == "export":
+        add_export_parser(sub, _integrator, _integrator_help)
+    else:
+        sub.add_parser("export", help=EXPORT_HELP)
 
     g = sub.add_parser("gui", help="open the app window")
     g.add_argument("scenario", nargs="?")
     g.add_argument("--paused", action="store_true")
-    g.add_argument("--view", default="main", help="the window opened: " + ", ".join(view_names()) + " (default main)")
+    g.add_argument("--view", default="main", help="the window opened: " + ", ".join(VIEW_NAMES) + " (default main)")
     g.add_argument("--screenshot", metavar="FILE", help="save a PNG of the window and exit")
     g.add_argument("--quit-after", type=nonnegative("--quit-after"), metavar="S",
                    help="seconds of wall time before the screenshot/exit")
@@ -141,6 +145,11 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_live import add_live_parsers
     add_live_parsers(sub, COMMANDS)
     return p
+
+
+def _command(argv) -> str | None:
+    """The subcommand named on the command line ``argv`` (its first word that is not an option)."""
+    return next((a for a in argv if not str(a).startswith("-")), None)
 
 
 def _load_scenario(arg):
@@ -203,6 +212,8 @@ def cmd_bench(args) -> int:
     if args.gui:
         from .gui.bench import figures_text, run_gui_bench
 
+        if no_display():
+            return EXIT_USAGE
         fig = run_gui_bench(seconds=args.seconds, speed=args.speed, view=args.view,
                             reference_seconds=args.reference_seconds)
         print(json.dumps(fig) if args.json else figures_text(fig))
@@ -250,16 +261,31 @@ def cmd_stability(args) -> int:
     return EXIT_OK
 
 
+def no_display() -> bool:
+    """True, after saying so in one line on stderr, where a window cannot open: Linux without
+    DISPLAY, WAYLAND_DISPLAY or a QT_QPA_PLATFORM chosen. Qt itself would abort the process
+    with a message about reinstalling the application (exit 134)."""
+    if not sys.platform.startswith("linux") or any(os.environ.get(v) for v in DISPLAY_VARIABLES):
+        return False
+    print("tumble: error: no display found (DISPLAY and WAYLAND_DISPLAY are not set): run the window on a "
+          "virtual one, xvfb-run -a tumble, or work headless with tumble export, simulate or inspect "
+          "(tumble --help)", file=sys.stderr)
+    return True
+
+
+#: any of these set means a window can open (QT_QPA_PLATFORM=offscreen draws without a display)
+DISPLAY_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
+
+
 def cmd_gui(args) -> int:
+    if no_display():
+        return EXIT_USAGE
     from .gui.launch import run_gui
     from .gui.recording_open import is_recording, run_gui_on_recording
 
     if args.scenario is not None and is_recording(args.scenario):  # a recording: the import dialog fits it
         return run_gui_on_recording([args.scenario], paused=args.paused, view=args.view, screenshot=args.screenshot,
                                     quit_after=args.quit_after)
-
-    if args.quit_after is not None and args.screenshot is None:
-        pass  # --quit-after alone: run that long, then exit
     if args.live is not None:
         from .throws.live_client import parse_url
 
@@ -292,9 +318,9 @@ def main(argv=None) -> int:
     try:
         if not argv:
             argv = ["gui"]
-        args = build_parser().parse_args(argv)
+        args = build_parser(argv).parse_args(argv)
         if args.command is None:
-            args = build_parser().parse_args(["gui"])
+            args = build_parser(["gui"]).parse_args(["gui"])
         return COMMANDS[args.command](args)
     except UsageError as err:
         print(f"tumble: error: {err}", file=sys.stderr)

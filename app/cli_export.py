@@ -10,6 +10,10 @@ from .cli_support import ProgressBar, number_flag, positive
 EXIT_OK, EXIT_FAILED = 0, 1
 
 
+#: the one line ``tumble --help`` shows for ``export``
+EXPORT_HELP = "render an animation (MP4, GIF, PNG frames) or its data, off screen"
+
+
 class UsageError(Exception):
     """Bad command-line input; the message is the whole line printed."""
 
@@ -20,7 +24,7 @@ def add_export_parser(sub, integrator, integrator_help) -> None:
     from .views import get_view, view_names
 
     _integrator, _integrator_help = integrator, integrator_help
-    e = sub.add_parser("export", help="render an animation (MP4, GIF, PNG frames) or its data, off screen")
+    e = sub.add_parser("export", help=EXPORT_HELP)
     e.add_argument("scenario", help="preset name or TOML file")
     e.add_argument("--out", required=True,
                    help="FILE.mp4 (H.264), FILE.gif, FILE.png (the frames FILE_0000.png, FILE_0001.png, ... in its folder; no FILE.png itself), "

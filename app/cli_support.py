@@ -9,6 +9,9 @@ import os
 import sys
 from pathlib import Path
 
+#: the views ``--view`` names (the registry app.views, which imports pyvista, is read only where
+#: a view is drawn; tests/test_cold_parser.py checks that this list is the registry's)
+VIEW_NAMES = ("main", "poinsot", "compare", "stability")
 
 
 def parse_number(text: str, flag: str, rule: str, whole: bool = False):
@@ -95,8 +98,10 @@ class ProgressBar:
         if not self.enabled:
             return
         self._bar.n = int(round(self.STEPS * min(max(float(fraction), 0.0), 1.0)))
-        if note:
-            self._bar.set_postfix_str(note[:40], refresh=False)
+        jit = sys.modules.get("tumble.physics.jit")  # loaded by any run of the compiled kernels
+        note = note or (jit.note() if jit is not None else "")
+        if note or self._bar.postfix:
+            self._bar.set_postfix_str(note[:70], refresh=False)
         self._bar.refresh()
 
     def close(self) -> None:

@@ -1,10 +1,23 @@
-"""Shared test configuration: the repository root and the preset folder."""
+"""Shared test configuration: the repository root and the preset folder, and every compiled
+kernel ready before the first test."""
 
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def compiled_kernels():
+    """Every compiled kernel loaded from numba's cache, or compiled into it, once per session
+    before any test: no test's wait includes a first compile, and the commands the tests run in
+    child processes find the kernels cached."""
+    import os
+
+    from tumble.physics import jit
+
+    jit.compile_now(processes=min(2, os.cpu_count() or 1))
 
 
 @pytest.fixture

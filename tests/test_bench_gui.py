@@ -21,7 +21,7 @@ OLD_KEYS = ("fps", "realtime_factor", "startup_s", "memory_growth_mb", "speed", 
 
 
 def run_bench(tmp_path, *args):
-    env = dict(os.environ, XDG_CONFIG_HOME=str(tmp_path), PYTHONPATH=str(ROOT))
+    env = dict(os.environ, XDG_CONFIG_HOME=str(tmp_path))
     env.pop("TUMBLE_DEBUG", None)
     assert env.get("DISPLAY"), "pytest-xvfb gives the session a display"
     return subprocess.run([sys.executable, "-m", "tumble", "bench", "--gui", *args], cwd=ROOT, env=env,
@@ -38,12 +38,14 @@ def test_bench_json_has_the_reference_and_the_ratio_beside_the_old_keys(tmp_path
     for key in ("fps", "reference_fps", "fps_ratio"):
         assert isinstance(fig[key], float) and math.isfinite(fig[key]) and fig[key] > 0, (key, fig[key])
     assert math.isclose(fig["fps_ratio"], fig["fps"] / fig["reference_fps"], rel_tol=1e-12)
+    # the body moved, and not before the first frame was drawn
+    assert isinstance(fig["first_motion_s"], float) and fig["first_motion_s"] >= fig["startup_s"] > 0
 
 
 def test_bench_text_names_the_ratio_and_zero_skips_the_reference(tmp_path):
     res = run_bench(tmp_path, "--seconds", "1", "--reference-seconds", "1")
     assert res.returncode == 0, res.stderr
-    assert "reference window fps" in res.stdout and "fps ratio" in res.stdout
+    assert "reference window fps" in res.stdout and "fps ratio" in res.stdout and "first motion " in res.stdout
     res = run_bench(tmp_path, "--json", "--seconds", "1", "--reference-seconds", "0")
     assert res.returncode == 0, res.stderr
     fig = json.loads(res.stdout)

@@ -254,7 +254,8 @@ class CompareWindow(ViewWindow):
         lab["time"].setText(f"t = {self.drawn_time:8.2f} s")
         running = a.running or b.running
         show_run_state(lab["rtf"], SimpleNamespace(running=running, ended=a.ended and b.ended,
-                                                   realtime_factor=min(a.realtime_factor, b.realtime_factor)))
+                                                   realtime_factor=min(a.realtime_factor, b.realtime_factor),
+                                                   compiling=a.compiling or b.compiling))
         lab["flips"].setText(f"flips {a.flips} / {b.flips}")
         parts = []
         for side, color, snap in zip(SIDES, SIDE_COLORS, snaps):

@@ -133,6 +133,9 @@ class RepeatToggle:
 
 #: the status bar's real-time factor, and what it means
 RTF_TIP = "simulated seconds per wall-clock second"
+#: what the status bar says of a kernel compiling (a first run after installing)
+COMPILING_TIP = ("the integrator's compiled kernel is being built in the background, once per install; "
+                 "until it is ready the same code runs uncompiled, slower, with the same results")
 #: the status bar's word for a run paused at its duration, and its tooltip
 END_OF_RUN = "end of run"
 END_OF_RUN_TIP = ("The run reached its duration (Solver > duration) and paused: Play (Space) goes on past it, "
@@ -144,6 +147,8 @@ def show_run_state(label: QLabel, snap, rtf: float | None = None) -> None:
     the snapshot's), else "end of run" at the run's duration, else "paused" (muted)."""
     if snap.running:
         text, tip, style = f"real time ×{snap.realtime_factor if rtf is None else rtf:.2f}", RTF_TIP, ""
+        if snap.compiling:  # a first run: the kernel compiles, the body moves meanwhile
+            text, tip = f"{text} · {snap.compiling}", f"{RTF_TIP}; {COMPILING_TIP}"
     elif snap.ended:
         text, tip, style = END_OF_RUN, END_OF_RUN_TIP, ""
     else:

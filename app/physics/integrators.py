@@ -7,7 +7,8 @@ torque-free solution (:mod:`.exact`) at each output time, so no error accumulate
 Every fact about an integrator (name, description, order, torque-free only, row width,
 kernel id...) lives in one :class:`IntegratorInfo` entry of :data:`REGISTRY`, which the
 scenario, the command line and the window read. Adding an integrator is one entry there
-plus its step function in :mod:`.kernels` (a new id dispatched by ``kernels.step``).
+plus its step function in :mod:`.kernels` and its entry kernel in :mod:`.runs`; :mod:`.jit` hands
+out each entry kernel compiled, or uncompiled while it compiles in the background.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ from typing import Callable
 
 import numpy as np
 
-from . import kernels
+from . import jit, kernels
 from .errors import DivergenceError, ParameterError
 from .model import Model, compile_model
+from .runs import run_name
 from .state import State, Trajectory
 
 # ---------------------------------------------------------------- limits of one run
@@ -46,6 +48,9 @@ MAX_REORTHO_EVERY = MAX_STEPS
 #: most body-steps one call of the compiled kernels takes (0.1 to 0.5 s here): between two
 #: calls progress is reported and Ctrl+C is noticed
 STEPS_PER_CALL = 500_000
+#: the same while the kernel runs uncompiled (:mod:`.jit`; 20-100 ms), so that a run asks again
+#: for the compiled kernel soon
+PLAIN_STEPS_PER_CALL = 5_000
 
 
 @dataclass(frozen=True)
@@ -58,7 +63,7 @@ class IntegratorInfo:
     description: str
     #: theoretical order of convergence; None where no step error accumulates (``exact``)
     order: int | None
-    #: the id :func:`.kernels.step` dispatches on, or None for a method run outside the
+    #: the method id (:data:`.runs.RUNS` maps it to its entry kernel), or None for a method run outside the
     #: compiled kernels (``dop853`` through scipy, ``exact`` from the closed form), which
     #: can also sample at any time rather than on its own steps
     kernel_id: int | None
@@ -413,6 +418,7 @@ PROGRESS_CHUNK = 2000
 
 def _run_fixed(model, rows0, times, method, dt, t0, progress, options) -> np.ndarray:
     order = splitting_order(model.moments)
+    name = run_name(method, model.params, model.points)
     n_bodies = rows0.shape[0]
     out = np.empty((len(times), n_bodies, rows0.shape[1]))
     out[0] = rows0
@@ -422,21 +428,23 @@ def _run_fixed(model, rows0, times, method, dt, t0, progress, options) -> np.nda
     k = 0
     while k < len(intervals):
         # group consecutive intervals that need the same number of equal steps, at most
-        # STEPS_PER_CALL body-steps per kernel call
+        # STEPS_PER_CALL body-steps per kernel call (PLAIN_STEPS_PER_CALL while the compiled
+        # kernel is not ready, so that the run switches to it soon after it is)
+        kernel = jit.kernel(name)
+        per_call = STEPS_PER_CALL if jit.is_compiled(kernel) else PLAIN_STEPS_PER_CALL
         n_sub = max(1, math.ceil(intervals[k] / dt * (1 - STEP_FIT_SLACK)))
         h = intervals[k] / n_sub
-        group = max(1, min(PROGRESS_CHUNK, STEPS_PER_CALL // (n_sub * n_bodies)))
+        group = max(1, min(PROGRESS_CHUNK, per_call // (n_sub * n_bodies)))
         j = k + 1
         while j < len(intervals) and j - k < group and abs(intervals[j] - intervals[k]) <= STEP_FIT_SLACK * dt:
             j += 1
-        pieces = [(j - k, n_sub)] if j - k > 1 or n_sub * n_bodies <= STEPS_PER_CALL else \
-            _split_steps(n_sub, max(1, STEPS_PER_CALL // n_bodies))
+        pieces = [(j - k, n_sub)] if j - k > 1 or n_sub * n_bodies <= per_call else \
+            _split_steps(n_sub, max(1, per_call // n_bodies))
         taken = 0
         for n_out, every in pieces:
             block = out[k + 1 : j + 1] if n_out == j - k else out[k + 1 : k + 2]
-            status, body, step_no = kernels.run(
-                ys, method, h, n_out, every, model.params, model.points, model.wforces, order, block, options
-            )
+            status, body, step_no = kernel(ys, float(h), n_out, every, model.params, model.points, model.wforces,
+                                           order, block, options)
             if status:
                 t_fail = t0 + times[k] + (taken + step_no) * h
                 reason = (
@@ -478,7 +486,8 @@ def _run_dop853(model, rows0, times, dt, rtol, atol, t0) -> np.ndarray:
     n, width = rows0.shape
 
     def rhs(_t, y):
-        return kernels.deriv_batch(y.reshape(n, width), model.params, model.points, model.wforces).ravel()
+        return jit.kernel("deriv_batch")(np.ascontiguousarray(y.reshape(n, width)), model.params, model.points,
+                           model.wforces).ravel()
 
     steps = [0]
     limit2 = kernels.OMEGA_LIMIT ** 2

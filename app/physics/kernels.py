@@ -56,10 +56,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
 
-#: method ids :func:`step` dispatches on; the names and every other fact of each method are
-#: in ``integrators.REGISTRY``
+#: method ids (:mod:`.runs` has one entry kernel per id); the names and every other fact of
+#: each method are in ``integrators.REGISTRY``
 EULER, SEMI_IMPLICIT_EULER, RK4, MIDPOINT, SPLITTING, SPLITTING4, ROTMAT_EULER, LIE_RK4 = range(8)
 #: length of ``params`` and where the drag and the internal parts live in it (see the
 #: module docstring)
@@ -226,6 +226,11 @@ def deriv(y, params, points, wforces, dy, ws):
     dy[10] = ((i2 - i3) * w2 * w3 + tau[0]) / i1
     dy[11] = ((i3 - i1) * w3 * w1 + tau[1]) / i2
     dy[12] = ((i1 - i2) * w1 * w2 + tau[2]) / i3
+
+
+#: what :func:`deriv_batch` is compiled for (:mod:`.jit`): (ys, params, points, wforces) -> dys
+DERIV_BATCH_SIGNATURE = types.float64[:, ::1](types.float64[:, ::1], types.float64[::1], types.float64[:, ::1],
+                                              types.float64[:, ::1])
 
 
 @njit(cache=True)
@@ -695,96 +700,14 @@ def _step_lie_rk4(y, h, params, points, wforces, ws):
 
 
 @njit(cache=True)
-def step(y, method, h, params, points, wforces, order, ws, loaded, options):
-    """Advance one state row in place by h. Returns False if an implicit solve failed.
-
-    ``ws`` is an (8, row width) workspace owned by the caller; ``loaded`` says whether any
-    load other than gravity, or an internal part, is present (see :func:`has_loads`).
-    """
-    if method == RK4:
-        if loaded:
-            _step_rk4(y, h, params, points, wforces, ws)
-        else:
-            _step_rk4_free(y, h, params)
-    elif method == SPLITTING:
-        _step_strang(y, h, params, points, wforces, order, ws, loaded)
-    elif method == SPLITTING4:
-        _step_strang(y, YOSHIDA_W1 * h, params, points, wforces, order, ws, loaded)
-        _step_strang(y, YOSHIDA_W0 * h, params, points, wforces, order, ws, loaded)
-        _step_strang(y, YOSHIDA_W1 * h, params, points, wforces, order, ws, loaded)
-    elif method == EULER:
-        _step_euler(y, h, params, points, wforces, ws)
-    elif method == SEMI_IMPLICIT_EULER:
-        _step_semi_implicit(y, h, params, points, wforces, ws)
-    elif method == MIDPOINT:
-        return _step_midpoint(y, h, params, points, wforces, ws)
-    elif method == ROTMAT_EULER:
-        _step_rotmat_euler(y, h, params, points, wforces, ws, options)
-    elif method == LIE_RK4:
-        _step_lie_rk4(y, h, params, points, wforces, ws)
-    return True
-
-
-@njit(cache=True)
 def has_loads(params, points):
     """True if any torque, force or drag other than gravity is applied, or the body has a
     damper or a rotor (as ``params[19]`` says)."""
     for i in range(7, 19):
         if params[i] != 0.0:
             return True
-    if params.shape[0] > DRAG_FLAG and params[DRAG_FLAG] != 0.0:
+    if len(params) > DRAG_FLAG and params[DRAG_FLAG] != 0.0:
         return True
-    if params.shape[0] > PARTS_FLAG and params[PARTS_FLAG] != 0.0:
+    if len(params) > PARTS_FLAG and params[PARTS_FLAG] != 0.0:
         return True
-    return points.shape[0] > 0
-
-
-@njit(cache=True)
-def _run_body(y, method, h, n_out, every, params, points, wforces, order, out_b, options, loaded, ws):
-    """Advance one row; returns (status, 1-based failing step or 0)."""
-    lim2 = OMEGA_LIMIT * OMEGA_LIMIT
-    for k in range(n_out):
-        for s in range(every):
-            ok = step(y, method, h, params, points, wforces, order, ws, loaded, options)
-            w2 = y[10] * y[10] + y[11] * y[11] + y[12] * y[12]
-            total = 0.0  # a NaN or an infinity anywhere makes the sum non-finite
-            for i in range(y.shape[0]):
-                total += y[i]
-            finite = math.isfinite(total)
-            if not ok or not finite or w2 > lim2:
-                # the rest of this body's output holds its last state
-                for kk in range(k, n_out):
-                    for i in range(y.shape[0]):
-                        out_b[kk, i] = y[i]
-                return (2 if (finite and w2 <= lim2) else 1), k * every + s + 1
-        for i in range(y.shape[0]):
-            out_b[k, i] = y[i]
-    return 0, 0
-
-
-@njit(cache=True, nogil=True)
-def run(ys, method, h, n_out, every, params, points, wforces, order, out, options):
-    """Advance N rows ``ys`` (in place) by ``n_out * every`` steps of size h.
-
-    Releases the interpreter lock while it runs, so a simulation thread never stalls the
-    GUI thread for the length of a batch.
-
-    After every ``every`` steps row b is copied to ``out[k, b]``. Returns ``(status, body, step)`` of the earliest failure:
-    status 0 ok, 1 non-finite or |omega| > OMEGA_LIMIT, 2 implicit solve failed; ``step``
-    is 1-based.
-    """
-    n = ys.shape[0]
-    status = np.zeros(n, dtype=np.int64)
-    fail_at = np.zeros(n, dtype=np.int64)
-    loaded = has_loads(params, points)
-    ws = np.empty((8, max(ys.shape[1], ROW_WIDTH)))
-    for b in range(n):
-        st, at = _run_body(ys[b], method, h, n_out, every, params, points, wforces, order, out[:, b, :],
-                           options, loaded, ws)
-        status[b] = st
-        fail_at[b] = at
-    fail_status, fail_body, fail_step = 0, -1, n_out * every + 1
-    for b in range(n):
-        if status[b] != 0 and fail_at[b] < fail_step:
-            fail_status, fail_body, fail_step = status[b], b, fail_at[b]
-    return fail_status, fail_body, fail_step
+    return len(points) > 0

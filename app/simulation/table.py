@@ -115,6 +115,11 @@ def trajectory_table(scenario, traj, outputs=(), point=None) -> dict:
     return table
 
 
+#: rows formatted by one string operation when a CSV is written (np.savetxt formats row by row in
+#: Python: 0.8 s of a 2 s `tumble simulate t-handle` here; by blocks, 0.2 s)
+CSV_BLOCK_ROWS = 4096
+
+
 def write_table(path, table: dict) -> None:
     """CSV (header + %.17g rows, exact round trip) or NPZ by extension, atomically."""
     path = Path(path)
@@ -124,9 +129,12 @@ def write_table(path, table: dict) -> None:
                 np.savez(fh, **table)
         else:
             data = np.column_stack([table[k] for k in table])
+            row = ",".join(["%.17g"] * data.shape[1]) + "\n"  # what np.savetxt writes, a block at a time
             with open(tmp, "w", encoding="utf-8") as fh:
                 fh.write(",".join(table) + "\n")
-                np.savetxt(fh, data, delimiter=",", fmt="%.17g")
+                for start in range(0, len(data), CSV_BLOCK_ROWS):
+                    block = data[start:start + CSV_BLOCK_ROWS]
+                    fh.write((row * len(block)) % tuple(block.ravel().tolist()))
 
 
 def check_finite(table: dict) -> None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..physics import diagnostics
+from ..physics import diagnostics, jit
 from ..physics.errors import DivergenceError, ParameterError
 from ..physics.state import State
 from ..scenario import Scenario
@@ -100,6 +100,9 @@ class Snapshot:
     #: the state the current segment started from (the run's start or its last kick): the
     #: exact torque-free solution from here is what the GUI's "exact ghost" draws
     segment_start: State | None = None
+    #: what compiles in the background while the run steps uncompiled (:func:`..physics.jit.note`),
+    #: "" when nothing does
+    compiling: str = ""
 
     @property
     def t(self) -> float:
@@ -437,8 +440,9 @@ class SimulationWorker(threading.Thread):
                 n_records, end_clip = max_records, True
         span = n_records * self._record_dt
         solver = self._scenario.solver
-        traj = simulate(self._model, self._state, self._integrator, self._dt, span, sample=self._record_dt,
-                        rtol=solver.rtol, atol=solver.atol)
+        with jit.never_waiting():  # the body moves while a kernel loads or compiles
+            traj = simulate(self._model, self._state, self._integrator, self._dt, span, sample=self._record_dt,
+                            rtol=solver.rtol, atol=solver.atol)
         rows = self._rows(traj.t[1:], traj.c[1:], traj.v[1:], traj.q[1:], traj.w[1:],
                           None if traj.s is None else traj.s[1:])
         self._count_flips(traj.t, traj.w)
@@ -555,6 +559,7 @@ class SimulationWorker(threading.Thread):
             error_serial=self._error_serial,
             error_detail=self._error_detail,
             segment_start=self._segment_start,
+            compiling=jit.note(),
         )
         snap.L.setflags(write=False)
         with self._lock:

@@ -1,0 +1,187 @@
+"""Kernels on demand (app/physics/jit.py): what runs while a kernel loads or compiles is the same
+code uncompiled and gives the compiled kernel's results; a kernel missing from numba's cache is
+compiled by a child process (or a thread, if the child fails) while the run goes on uncompiled."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from tumble.physics import jit
+from tumble.physics.body import Damper, Rotor, box
+from tumble.physics.integrators import ORDERS, integrator_info, simulate
+from tumble.physics.loads import Drag, Force, Loads, Torque
+from tumble.physics.model import compile_model
+from tumble.physics.state import State
+
+#: the two paths do the same IEEE operations in the same order; only the math library's last
+#: bit (sin, cos, sqrt) may differ, so over a short run they agree to round-off, far inside
+#: any method's own error at these steps (1e-9 and more)
+ROUND_OFF = 1e-12
+W0 = np.array([0.3, 5.0, 0.2])
+
+
+def _models():
+    body = box(1.2, (0.1, 0.4, 0.9))
+    loads = Loads(torques=[Torque([0.01, 0.0, 0.02], frame="body")],
+                  forces=[Force([0.0, 0.3, 0.0], point=[0.1, 0.0, 0.0], frame="world"),
+                          Force([0.0, 0.0, 0.2], point=[0.0, 0.1, 0.0], frame="body")],
+                  drags=[Drag("linear", [1e-3, 2e-3, 5e-4]), Drag("quadratic", [1e-3, 1e-3, 2e-3])],
+                  gravity=[0.0, 0.0, -9.81])
+    parts = dataclasses.replace(body, damper=Damper(0.002, 0.01), rotor=Rotor([0.0, 0.0, 1.0], 0.02))
+    return {"free": (compile_model(body), True), "loaded": (compile_model(body, loads), True),
+            "damper and rotor": (compile_model(parts), False)}
+
+
+def _run(model, integrator, plain: bool, monkeypatch):
+    with monkeypatch.context() as m:
+        if plain:
+            m.setattr(jit, "kernel", jit.uncompiled)
+        return simulate(model, State.initial(angular_velocity=W0), integrator, 1e-3, 0.3, sample=0.05)
+
+
+@pytest.mark.parametrize("integrator, case", [
+    (name, case) for name in sorted(ORDERS) + ["dop853"] for case, (_, rigid) in _models().items()
+    if rigid or not integrator_info(name).rigid_only])  # the splittings refuse a damper or a rotor
+def test_the_uncompiled_kernel_gives_the_compiled_results(integrator, case, monkeypatch):
+    model, _ = _models()[case]
+    plain = _run(model, integrator, True, monkeypatch)
+    compiled = _run(model, integrator, False, monkeypatch)
+    for name in ("c", "v", "q", "w"):
+        np.testing.assert_allclose(getattr(plain, name), getattr(compiled, name), rtol=0, atol=ROUND_OFF * 10,
+                                   err_msg=f"{integrator} {case} {name}")
+    if compiled.s is not None:
+        np.testing.assert_allclose(plain.s, compiled.s, rtol=0, atol=ROUND_OFF * 10)
+
+
+def test_each_run_compiles_only_its_own_method():
+    """An entry kernel reaches one method's step: compiling rk4 for a free body leaves the
+    other methods' steps uncompiled (a fresh process, an empty cache)."""
+    script = textwrap.dedent("""
+        from tumble.physics import jit, kernels
+        jit.compile_now(["run_rk4_free"])
+        compiled = [n for n in ("_step_rk4_free", "_step_rk4", "_step_strang", "_step_midpoint", "_step_lie_rk4",
+                                "_step_euler", "_step_rotmat_euler", "deriv") if getattr(kernels, n).signatures]
+        print(compiled)
+    """)
+    assert _child(script).strip().splitlines()[-1] == "['_step_rk4_free']"
+
+
+def test_a_kernel_missing_from_the_cache_runs_uncompiled_while_a_child_compiles_it():
+    script = textwrap.dedent("""
+        from numba.core.dispatcher import Dispatcher
+        from tumble.physics import jit
+        first = jit.kernel("run_euler")
+        assert not isinstance(first, Dispatcher), first
+        job = jit._jobs["run_euler"]  # the cache has no run_euler: a child compiles it
+        print(jit.note())
+        assert job.child.wait(timeout=600) == 0
+        assert not isinstance(jit.kernel("run_euler"), Dispatcher)  # a thread loads it from the cache
+        job.thread.join()
+        second = jit.kernel("run_euler")
+        assert isinstance(second, Dispatcher) and len(second.signatures) == 1
+        assert jit.note() == "" and not jit.compiling()
+        print("compiled")
+    """)
+    out = _child(script).splitlines()
+    assert out[-2].startswith("compiling euler (about ") and out[-2].endswith(" s), running uncompiled")
+    assert out[-1] == "compiled"
+
+
+def test_a_failed_child_leaves_the_compile_to_a_thread():
+    script = textwrap.dedent("""
+        import subprocess, sys
+        from numba.core.dispatcher import Dispatcher
+        from tumble.physics import jit
+        jit._spawn = lambda name: subprocess.Popen([sys.executable, "-c", "exit(3)"])
+        assert not isinstance(jit.kernel("run_euler"), Dispatcher)
+        job = jit._jobs["run_euler"]
+        assert job.child.wait() == 3
+        assert not isinstance(jit.kernel("run_euler"), Dispatcher)  # a thread compiles it here
+        job.thread.join()
+        assert isinstance(jit.kernel("run_euler"), Dispatcher)
+        print("compiled on a thread")
+    """)
+    assert _child(script).strip().splitlines()[-1] == "compiled on a thread"
+
+
+def test_a_run_started_while_anothers_compile_goes_on_waits_for_that_one():
+    script = textwrap.dedent("""
+        import subprocess, sys, time
+        from numba.core.dispatcher import Dispatcher
+        from tumble.physics import jit
+        # stands for the compile a run just before this one left behind, named in its marker
+        other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "tumble.physics.jit"])
+        while not jit._is_compile(other.pid):  # until the child has replaced the fork of this process
+            time.sleep(0.01)
+        jit._spawn = lambda *names: sys.exit("a second compile was started")
+        marker = jit.Path(jit.tempfile.gettempdir()) / f"tumble-jit-{jit._cache_key('run_euler')}.pid"
+        marker.write_text(str(other.pid))
+        assert not isinstance(jit.kernel("run_euler"), Dispatcher)
+        job = jit._jobs["run_euler"]
+        assert job.child.pid == other.pid and jit.note().startswith("compiling euler")
+        assert not isinstance(jit.kernel("run_euler"), Dispatcher)  # still compiling elsewhere
+        other.kill(); other.wait()
+        assert not isinstance(jit.kernel("run_euler"), Dispatcher)  # a thread loads it (compiles it here)
+        job.thread.join()
+        assert isinstance(jit.kernel("run_euler"), Dispatcher)
+        marker.unlink()
+        print("waited for the other compile")
+    """)
+    assert _child(script).strip().splitlines()[-1] == "waited for the other compile"
+
+
+def test_a_cached_kernel_is_loaded_at_once_or_by_a_thread_in_the_window():
+    script = textwrap.dedent("""
+        from numba.core.dispatcher import Dispatcher
+        from tumble.physics import jit
+        with jit.never_waiting():  # as the window's simulation thread: the body moves meanwhile
+            assert not isinstance(jit.kernel("run_euler"), Dispatcher)
+            jit._jobs["run_euler"].thread.join()
+            assert isinstance(jit.kernel("run_euler"), Dispatcher) and not jit.note()
+        print("loaded by a thread")
+    """)
+    loaded = "from numba.core.dispatcher import Dispatcher\nfrom tumble.physics import jit\n" \
+             "assert isinstance(jit.kernel('run_euler'), Dispatcher)\nprint('loaded at once')"
+    assert _child(script, "run_euler").strip().splitlines()[-1] == "loaded by a thread"
+    assert _child(loaded, "run_euler").strip().splitlines()[-1] == "loaded at once"
+
+
+def _child(script: str, *cached: str) -> str:
+    """stdout of ``script`` run by a fresh interpreter with a numba cache of its own, holding
+    only the kernels ``cached`` (compiled into it first by ``python -m tumble.physics.jit``)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+        env.pop(jit.WAIT_VARIABLE, None)
+        if cached:
+            subprocess.run([sys.executable, "-m", "tumble.physics.jit", *cached], env=env, check=True, timeout=900)
+        res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=900)
+    assert res.returncode == 0, res.stderr
+    return res.stdout
+
+
+def test_the_bench_times_only_compiled_kernels(monkeypatch):
+    """``tumble bench`` loads or compiles every kernel it times before the first run: on a first
+    run it would otherwise time the uncompiled code."""
+    from tumble.scenario import load
+    from tumble.simulation import benchmark
+
+    asked, seen = [], []
+    kernel = jit.kernel
+    monkeypatch.setattr(jit, "compile_now", lambda names=None, processes=1: asked.append(set(names)))
+    monkeypatch.setattr(jit, "kernel", lambda name: seen.append((name, len(asked))) or kernel(name))
+    sc = load("t-handle")
+    sc = sc.replace(solver=dataclasses.replace(sc.solver, duration=1.0))
+    rows = benchmark.run_bench([sc], ["rk4", "splitting", "dop853"], [0.01])
+    assert all(math.isfinite(row["steps_per_s"]) for row in rows)
+    assert asked == [{"run_rk4_free", "run_splitting", "deriv_batch"}]
+    assert {name for name, _ in seen} == asked[0] and all(n == 1 for _, n in seen)
