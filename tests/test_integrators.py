@@ -220,6 +220,6 @@ def test_rk4_fast_path_takes_the_general_step():
         y = rng.standard_normal(13)
         y[6:10] /= np.linalg.norm(y[6:10])
         fast, general = y.copy(), y.copy()
-        kernels._step_rk4_free(fast, 0.01, params)
-        kernels._step_rk4(general, 0.01, params, points, wforces, np.zeros((8, 13)))
+        kernels.step_rk4_free(fast, 0.01, params)
+        kernels.step_rk4(general, 0.01, params, points, wforces, np.zeros((8, 13)))
         np.testing.assert_allclose(fast, general, rtol=0, atol=1e-14)

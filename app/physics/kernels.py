@@ -251,7 +251,7 @@ def _normalize_q(y):
 
 
 @njit(cache=True)
-def _step_euler(y, h, params, points, wforces, ws):
+def step_euler(y, h, params, points, wforces, ws):
     dy = ws[0]
     deriv(y, params, points, wforces, dy, ws[5])
     for i in range(y.shape[0]):
@@ -260,7 +260,7 @@ def _step_euler(y, h, params, points, wforces, ws):
 
 
 @njit(cache=True)
-def _step_semi_implicit(y, h, params, points, wforces, ws):
+def step_semi_implicit(y, h, params, points, wforces, ws):
     """Velocities first (explicit), then positions with the new velocities (course notes);
     a damper's s is a velocity too."""
     dy = ws[0]
@@ -282,7 +282,7 @@ def _step_semi_implicit(y, h, params, points, wforces, ws):
 
 
 @njit(cache=True)
-def _step_rk4(y, h, params, points, wforces, ws):
+def step_rk4(y, h, params, points, wforces, ws):
     k1, k2, k3, k4, tmp, scratch = ws[0], ws[1], ws[2], ws[3], ws[4], ws[5]
     n = y.shape[0]
     deriv(y, params, points, wforces, k1, scratch)
@@ -313,8 +313,8 @@ def _free_rates(qw, qx, qy, qz, w1, w2, w3, i1, i2, i3):
 
 
 @njit(cache=True)
-def _step_rk4_free(y, h, params):
-    """:func:`_step_rk4` when only gravity acts, in scalars (no workspace views): the
+def step_rk4_free(y, h, params):
+    """:func:`step_rk4` when only gravity acts, in scalars (no workspace views): the
     rotation by classic RK4, the centre of mass by the update RK4 gives for a constant
     acceleration (exact: c + h v + h^2 g / 2, v + h g)."""
     i1, i2, i3 = params[0], params[1], params[2]
@@ -344,7 +344,7 @@ def _step_rk4_free(y, h, params):
 
 
 @njit(cache=True)
-def _step_midpoint(y, h, params, points, wforces, ws):
+def step_midpoint(y, h, params, points, wforces, ws):
     """Implicit midpoint y1 = y0 + h f((y0 + y1)/2), fixed-point iteration to round-off.
 
     Returns False if the iteration did not settle (step too large for the spin rate).
@@ -463,7 +463,7 @@ def _kick(y, m, h, params, points, wforces, ws):
 
 
 @njit(cache=True)
-def _step_strang(y, h, params, points, wforces, order, ws, loaded):
+def step_strang(y, h, params, points, wforces, order, ws, loaded):
     """Second-order symmetric step: kick(h/2), drift + free Strang rotation (h), kick(h/2).
 
     The step works on the body momentum m = I w, converted once in and once out, so
@@ -578,7 +578,7 @@ def _reorthonormalize(r, scheme, tmp):
 
 
 @njit(cache=True)
-def _step_rotmat_euler(y, h, params, points, wforces, ws, options):
+def step_rotmat_euler(y, h, params, points, wforces, ws, options):
     """Course-notes scheme: w and v updated explicitly, then c += h v_new and
     R <- R + h R [w_new]x (body-frame w, i.e. [w_world]x R), re-orthonormalised every
     ``options[0]`` steps (0: never) by ``options[1]`` (polar or Gram-Schmidt). A damper's
@@ -643,7 +643,7 @@ def _dexpinv(u, v, out, scale):
 
 
 @njit(cache=True)
-def _step_lie_rk4(y, h, params, points, wforces, ws):
+def step_lie_rk4(y, h, params, points, wforces, ws):
     """Runge-Kutta-Munthe-Kaas 4 (classic tableau) on SO(3) x R^9.
 
     The orientation is q0 ⊗ exp(u) with u from the RK stages in the Lie algebra, so q stays

@@ -16,14 +16,14 @@ from numba import njit, types
 
 from . import kernels as k
 from .kernels import (
-    _step_euler,
-    _step_lie_rk4,
-    _step_midpoint,
-    _step_rk4,
-    _step_rk4_free,
-    _step_rotmat_euler,
-    _step_semi_implicit,
-    _step_strang,
+    step_euler,
+    step_lie_rk4,
+    step_midpoint,
+    step_rk4,
+    step_rk4_free,
+    step_rotmat_euler,
+    step_semi_implicit,
+    step_strang,
     has_loads,
 )
 
@@ -85,56 +85,56 @@ def _drive(step, ys, h, n_out, every, params, points, wforces, order, out, optio
 
 @njit(cache=True)
 def _euler(y, h, params, points, wforces, order, ws, loaded, options):
-    _step_euler(y, h, params, points, wforces, ws)
+    step_euler(y, h, params, points, wforces, ws)
     return True
 
 
 @njit(cache=True)
 def _semi_implicit(y, h, params, points, wforces, order, ws, loaded, options):
-    _step_semi_implicit(y, h, params, points, wforces, ws)
+    step_semi_implicit(y, h, params, points, wforces, ws)
     return True
 
 
 @njit(cache=True)
 def _rk4(y, h, params, points, wforces, order, ws, loaded, options):
-    _step_rk4(y, h, params, points, wforces, ws)
+    step_rk4(y, h, params, points, wforces, ws)
     return True
 
 
 @njit(cache=True)
 def _rk4_free(y, h, params, points, wforces, order, ws, loaded, options):
-    _step_rk4_free(y, h, params)
+    step_rk4_free(y, h, params)
     return True
 
 
 @njit(cache=True)
 def _midpoint(y, h, params, points, wforces, order, ws, loaded, options):
-    return _step_midpoint(y, h, params, points, wforces, ws)
+    return step_midpoint(y, h, params, points, wforces, ws)
 
 
 @njit(cache=True)
 def _splitting(y, h, params, points, wforces, order, ws, loaded, options):
-    _step_strang(y, h, params, points, wforces, order, ws, loaded)
+    step_strang(y, h, params, points, wforces, order, ws, loaded)
     return True
 
 
 @njit(cache=True)
 def _splitting4(y, h, params, points, wforces, order, ws, loaded, options):
-    _step_strang(y, k.YOSHIDA_W1 * h, params, points, wforces, order, ws, loaded)
-    _step_strang(y, k.YOSHIDA_W0 * h, params, points, wforces, order, ws, loaded)
-    _step_strang(y, k.YOSHIDA_W1 * h, params, points, wforces, order, ws, loaded)
+    step_strang(y, k.YOSHIDA_W1 * h, params, points, wforces, order, ws, loaded)
+    step_strang(y, k.YOSHIDA_W0 * h, params, points, wforces, order, ws, loaded)
+    step_strang(y, k.YOSHIDA_W1 * h, params, points, wforces, order, ws, loaded)
     return True
 
 
 @njit(cache=True)
 def _rotmat_euler(y, h, params, points, wforces, order, ws, loaded, options):
-    _step_rotmat_euler(y, h, params, points, wforces, ws, options)
+    step_rotmat_euler(y, h, params, points, wforces, ws, options)
     return True
 
 
 @njit(cache=True)
 def _lie_rk4(y, h, params, points, wforces, order, ws, loaded, options):
-    _step_lie_rk4(y, h, params, points, wforces, ws)
+    step_lie_rk4(y, h, params, points, wforces, ws)
     return True
 
 
