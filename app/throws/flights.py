@@ -56,10 +56,14 @@ DERIVATIVE_CHUNK = 65536
 BRIDGE_S = 0.6
 BRIDGE_MOMENTUM = 0.12
 #: an edge moves inwards at most this far (s) from where the torque residual put it: the
-#: residual already said those samples are free (a bad model must not eat clean flight). A
-#: body fitted with its sensor 2 degrees off the principal axes drifts from a flight's far end
-#: by 20 times the noise; 0.1 s let that cut 0.13 s of clean flight off three of six throws
-EDGE_INWARD_S = 0.05
+#: residual already said those samples are free (a bad model must not eat clean flight). The
+#: start may move further: the hand ramps the spin up smoothly, so the residual's start can
+#: hold the end of the ramp, which only the integrated model tells apart; a catch is a spike
+#: the residual places sharply, while the model, integrated from the start, has drifted most
+#: by the end (a body fitted with its sensor 2 degrees off the principal axes: 20 times the
+#: noise; 0.1 s there cut 0.13 s of clean flight off three of six throws)
+EDGE_INWARD_START_S = 0.1
+EDGE_INWARD_END_S = 0.05
 #: an edge moves while the measured rate stays within this many times the rms of the fit
 #: inside the flight
 EDGE_TOLERANCE = 3.0
@@ -353,7 +357,7 @@ def refine_edges(rec: Recording, flight: Flight, w_start, inertia, drag_model, c
     fits when its other components do and the model runs beyond the clipped one: a throw that
     starts faster than the sensor reads still starts at its release, but no flight begins or
     ends on a clipped sample, nor on one slower than MIN_RATE. Edges stay within EDGE_REACH_S
-    outside and EDGE_INWARD_S inside ``anchor`` (the flight the torque residual found).
+    outside and EDGE_INWARD_START_S / EDGE_INWARD_END_S inside ``anchor`` (the flight the torque residual found).
     """
     t, w, seg = rec.t, rec.w, rec.segment
     tol = max(EDGE_TOLERANCE * rms, EDGE_FLOOR)
@@ -400,8 +404,8 @@ def refine_edges(rec: Recording, flight: Flight, w_start, inertia, drag_model, c
     while end - 1 > start and not good[end - 1 - a]:
         end -= 1
     # within reach of the residual's flight, never on a clipped or slow sample
-    latest = int(np.searchsorted(t, t[anchor.i0] + EDGE_INWARD_S, "right")) - 1
-    earliest_end = int(np.searchsorted(t, t[anchor.i1 - 1] - EDGE_INWARD_S, "left")) + 1
+    latest = int(np.searchsorted(t, t[anchor.i0] + EDGE_INWARD_START_S, "right")) - 1
+    earliest_end = int(np.searchsorted(t, t[anchor.i1 - 1] - EDGE_INWARD_END_S, "left")) + 1
     start = max(min(start, latest), int(np.searchsorted(t, t[anchor.i0] - EDGE_REACH_S - 1e-9)), a)
     end = min(max(end, earliest_end), int(np.searchsorted(t, t[anchor.i1 - 1] + EDGE_REACH_S + 1e-9, "right")), b)
     while start < end - 1 and not ok[start - a]:
