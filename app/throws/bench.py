@@ -60,7 +60,7 @@ def _recovery_row(label, truth, rec, throws, axes_mode="fit"):
 
 
 def _reference_seconds(truth, throws) -> float:
-    """Wall time of one plain rk4 run (app.physics, dt 1 ms) of every flight, best of three."""
+    """Wall time of one plain rk4 run (tumble.physics, dt 1 ms) of every flight, best of three."""
     from ..physics.body import Body
     from ..physics.integrators import simulate
     from ..physics.loads import Drag, Loads
@@ -187,7 +187,7 @@ def run_fit_bench(seed: int = 2026, say=print) -> dict:
             say(f"| {r['data']} | {r['found']}/{r['flights']}{extra} | {worst} | "
                 f"{100 * r['ratio_error']:.3f}% | {100 * r['ratio_std_max']:.3f}% | {100 * r['drag_error']:.2f}% | "
                 f"{r['clipped_samples']} | {r['fit_seconds']:.2f} |")
-        say(f"reference: one plain rk4 run (app.physics, dt 1 ms) of the same 100 flights took {reference:.3f} s; "
+        say(f"reference: one plain rk4 run (tumble.physics, dt 1 ms) of the same 100 flights took {reference:.3f} s; "
             f"the fit took {figures['fit_over_reference_100']:.0f}x that")
 
         # the real world: still phones, two sensor ranges, catch spikes, bounces, a cut start, another object
