@@ -21,6 +21,7 @@ class UsageError(Exception):
 def add_export_parser(sub, integrator, integrator_help) -> None:
     """``tumble export``: every registered view with its own options (``integrator`` and
     ``integrator_help`` are the command line's type and help for an integrator's name)."""
+    from .api_draw import DEFAULT_OVERLAY
     from .views import get_view, view_names
 
     _integrator, _integrator_help = integrator, integrator_help
@@ -53,11 +54,6 @@ def add_export_parser(sub, integrator, integrator_help) -> None:
         for option in get_view(name).options:
             e.add_argument(option.flag, dest=f"view_{option.key}", **option.kwargs)
     e.add_argument("--progress-json", action="store_true", help=argparse.SUPPRESS)
-
-
-#: what ``tumble export`` draws over the scene unless told: the colour key included (the main
-#: and Poinsot exports drew theirs before; now every view does, at every size)
-DEFAULT_OVERLAY = "time,flips,title,legend"
 
 
 def _view_options(args, spec) -> dict:

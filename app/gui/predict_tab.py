@@ -31,7 +31,7 @@ from PyQt5.QtWidgets import (
 from ..physics.errors import ParameterError
 from ..scenario import load
 from ..throws.predict import DEFAULT_HORIZON, DEFAULT_LEAD, MAX_HORIZON, MAX_LEAD, FittedBody, predicted_curve
-from ..throws.report import flight_scenario
+from ..throws.report import flight_scenario, flip_error
 from .file_dialogs import open_path, open_recordings_paths
 from .flights_table import fmt, name_cell, setup_table
 from .rates_plot import MEASURED_FLIP, MODEL_FLIP, RatesPlot
@@ -49,12 +49,6 @@ GOOD_FLIP_ERROR = 0.05
 #: what the body and recording choosers offer
 FIT_BODY, FILE_BODY = "the fit above", "a FIT.toml…"
 FIT_RECORDINGS, OTHER_RECORDINGS = "the recordings above", "other recordings…"
-
-
-def flip_error(flight: dict) -> float | None:
-    """|predicted - measured| / measured first flip time, where both exist."""
-    p, m = flight["flip_time_predicted"], flight["flip_time_measured"]
-    return abs(p - m) / m if p is not None and m is not None and m > 0 else None
 
 
 class PredictTab(QWidget):

@@ -237,6 +237,13 @@ def summary(result: FitResult, inertia_scale: float = 1.0) -> str:
     return "\n".join(lines)
 
 
+def flip_error(flight: dict) -> float | None:
+    """|predicted - measured| / measured first flip time of one of ``predict``'s flights, where
+    both exist; else None."""
+    p, m = flight["flip_time_predicted"], flight["flip_time_measured"]
+    return abs(p - m) / m if p is not None and m is not None and m > 0 else None
+
+
 def prediction_table(flights: list[dict], lead: float, seconds: float) -> str:
     """The text ``tumble predict`` prints: one Markdown row per flight and the median error."""
     lines = [f"{plural(len(flights), 'flight')} predicted from their first {lead:g} s in {seconds:.2f} s",
@@ -246,7 +253,7 @@ def prediction_table(flights: list[dict], lead: float, seconds: float) -> str:
     errors = []
     for k, f in enumerate(flights):
         p, m = f["flip_time_predicted"], f["flip_time_measured"]
-        error = abs(p - m) / m if p is not None and m is not None and m > 0 else None
+        error = flip_error(f)
         if error is not None:
             errors.append(error)
         rel = f["rms_relative"]
