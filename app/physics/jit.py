@@ -5,12 +5,14 @@ this process, and never waits for a compile: until then it hands out the SAME co
 interpreter (every numba function rebuilt as plain Python over plain Python globals), which gives
 the compiled kernel's results to round-off, slower. Meanwhile:
 
-1. a kernel in numba's cache on disk (``cache=True``: ``__pycache__`` beside the module if that
-   folder is writable, as in a virtual environment; else numba's folder in the user's cache; or
-   ``NUMBA_CACHE_DIR``) is loaded, a fraction of a second: before the call returns, or, inside
+1. an entry kernel's machine code saved by :mod:`.native` is mapped, about 10 ms; else a kernel
+   in numba's cache on disk (``cache=True``: ``__pycache__`` beside the module if that folder is
+   writable, as in a virtual environment; else numba's folder in the user's cache; or
+   ``NUMBA_CACHE_DIR``) is loaded, 0.3-1 s as it starts numba's compiler (and a child process
+   saves the machine code for the next run): before the call returns, or, inside
    :func:`never_waiting` (the window's simulation thread), on a thread;
-2. a kernel not there (a first run) is compiled into the cache by a child process
-   (``python -m tumble.physics.jit NAME``, on another core), then loaded by a thread; if the
+2. a kernel not there (a first run) is compiled into the cache (and its machine code saved) by a
+   child process (``python -m tumble.physics.jit NAME``, on another core), then loaded by a thread; if the
    child fails (no cache can be written), that thread compiles it in this process instead.
 
 A caller asks again for each piece of its run, so a long run switches to the compiled kernel.
@@ -33,11 +35,13 @@ from pathlib import Path
 
 from numba.core.dispatcher import Dispatcher
 
-from . import kernels, runs
+from . import kernels, native, runs
 
 #: kernels compiled on demand: name -> (module, argument types)
 SIGNATURES = {name: (runs, runs.RUN_SIGNATURE.args) for name in (*runs.RUNS.values(), *runs.FREE_RUNS.values())}
 SIGNATURES["deriv_batch"] = (kernels, kernels.DERIV_BATCH_SIGNATURE.args)
+#: the kernels whose machine code :mod:`.native` saves and maps (every entry kernel of a run)
+NATIVE = frozenset(name for name, (module, _) in SIGNATURES.items() if module is runs)
 #: a child compiling one kernel is given up (and the kernel compiled on a thread) after this long (s)
 CHILD_TIMEOUT_S = 600.0
 #: seconds each kernel took to compile in a child process with an empty cache (``python -m
@@ -66,6 +70,7 @@ class _Job:
 _lock = threading.Lock()
 _local = threading.local()
 _ready: set[str] = set()
+_native: dict[str, native.NativeKernel] = {}  # the kernels of _ready mapped from saved machine code
 _jobs: dict[str, _Job] = {}
 _uncompiled: dict[str, types.FunctionType] = {}
 
@@ -77,20 +82,21 @@ def kernel(name: str):
     fraction of a second, about what the uncompiled code takes for 50,000 steps), except
     inside :func:`never_waiting`, where a thread loads it; with ``TUMBLE_JIT=wait`` a missing
     kernel is compiled before returning. Thread: any."""
-    dispatcher = _dispatcher(name)
     if name in _ready:
-        return dispatcher
+        return _native.get(name) or _dispatcher(name)
     if os.environ.get(WAIT_VARIABLE) == "wait":
         compile_now([name])
-        return dispatcher
-    with _lock:
+        return _native.get(name) or _dispatcher(name)
+    with _lock:  # a thread marks its kernel ready under the lock: what is returned is decided here
         _advance(name, in_background=getattr(_local, "never_wait", False))
-    return dispatcher if name in _ready else uncompiled(name)
+        ready = name in _ready
+    return (_native.get(name) or _dispatcher(name)) if ready else uncompiled(name)
 
 
 def is_compiled(function) -> bool:
-    """True for a compiled kernel handed out by :func:`kernel`, False for an uncompiled one."""
-    return isinstance(function, Dispatcher)
+    """True for a compiled kernel handed out by :func:`kernel` (numba's, or its saved machine code),
+    False for an uncompiled one."""
+    return isinstance(function, (Dispatcher, native.NativeKernel))
 
 
 @contextlib.contextmanager
@@ -111,13 +117,15 @@ def compile_now(names=None, processes: int = 1) -> None:
     With ``processes`` > 1 the kernels missing from the cache are first compiled into it by that
     many child processes at once (all of them take about a minute on one core)."""
     names = list(SIGNATURES if names is None else names)
-    missing = [name for name in names if not _load_cached(_dispatcher(name), SIGNATURES[name][1])]
+    missing = [name for name in names if not _load_ready(name, save_elsewhere=False)]
     if processes > 1 and len(missing) > 1:
         children = [_spawn(*missing[k::processes]) for k in range(min(processes, len(missing)))]
         for child in children:
             child.wait()  # a failed child leaves its kernels to the compile below
     for name in names:
         _dispatcher(name).compile(SIGNATURES[name][1])
+        if name in NATIVE and not native.saved(name):
+            native.save(name)
         with _lock:
             _ready.add(name)
 
@@ -167,7 +175,7 @@ def _advance(name: str, in_background: bool) -> None:
     cached (or compile it here if the child failed) on a thread."""
     job = _jobs.get(name)
     if job is None:
-        if not in_background and _load_cached(_dispatcher(name), SIGNATURES[name][1]):
+        if not in_background and _load_ready(name):
             _ready.add(name)
             return
         job = _jobs[name] = _Job(time.monotonic())
@@ -202,7 +210,7 @@ def _start_thread(name: str, job: _Job, target) -> None:
 def _load_or_spawn(name: str, job: _Job) -> None:
     """Thread: the kernel from numba's cache, else a child process compiling it into the cache."""
     try:
-        if _load_cached(_dispatcher(name), SIGNATURES[name][1]):
+        if _load_ready(name):
             _done(name)
             return
         job.compiling = True
@@ -267,9 +275,11 @@ def _is_compile(pid: int) -> bool:
 
 
 def _compile(name: str, job: _Job) -> None:
-    """Thread: load what the child compiled into the cache, or compile here if it could not."""
+    """Thread: load what the child compiled into the cache (its machine code, else numba's
+    overload), or compile here if it could not."""
     try:
-        _dispatcher(name).compile(SIGNATURES[name][1])
+        if not _load_ready(name, save_elsewhere=False):
+            _dispatcher(name).compile(SIGNATURES[name][1])
         _done(name)
     except Exception as err:
         job.errors.append(err)
@@ -279,6 +289,23 @@ def _done(name: str) -> None:
     with _lock:
         _ready.add(name)
         _jobs.pop(name, None)
+
+
+def _load_ready(name: str, save_elsewhere: bool = True) -> bool:
+    """Make ``name`` callable compiled without compiling: its saved machine code mapped
+    (:mod:`.native`), else its overload loaded from numba's cache; then, with
+    ``save_elsewhere``, a child process saves the machine code for the next run. False if
+    neither is there."""
+    if name in NATIVE:
+        function = native.load(name)
+        if function is not None:
+            _native[name] = function
+            return True
+    if not _load_cached(_dispatcher(name), SIGNATURES[name][1]):
+        return False
+    if save_elsewhere and name in NATIVE and native.path_of(name) is not None and not native.saved(name):
+        _spawn_once(name)  # not waited for: this run goes on with numba's kernel
+    return True
 
 
 def _load_cached(dispatcher, argtypes) -> bool:
