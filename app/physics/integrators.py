@@ -435,9 +435,11 @@ def _run_fixed(model, rows0, times, method, dt, t0, progress, options) -> np.nda
         n_sub = max(1, math.ceil(intervals[k] / dt * (1 - STEP_FIT_SLACK)))
         h = intervals[k] / n_sub
         group = max(1, min(PROGRESS_CHUNK, per_call // (n_sub * n_bodies)))
-        j = k + 1
-        while j < len(intervals) and j - k < group and abs(intervals[j] - intervals[k]) <= STEP_FIT_SLACK * dt:
-            j += 1
+        # the intervals after k that match it, up to the group's size (one array operation: a Python
+        # loop over 60,000 intervals took 25 ms of a 1 s `tumble simulate`)
+        ahead = intervals[k + 1:k + group]
+        differ = np.flatnonzero(np.abs(ahead - intervals[k]) > STEP_FIT_SLACK * dt)
+        j = k + 1 + (int(differ[0]) if len(differ) else len(ahead))
         pieces = [(j - k, n_sub)] if j - k > 1 or n_sub * n_bodies <= per_call else \
             _split_steps(n_sub, max(1, per_call // n_bodies))
         taken = 0
