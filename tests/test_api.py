@@ -18,7 +18,7 @@ from cli_run import ROOT, tumble as cli
 import tumble
 from tumble.api_draw import export_result
 
-#: CSV rows are written with %.17g (exact round trip); what the two sides compute is the same
+#: CSV numbers are written as their shortest exact decimals (exact round trip); what the two sides compute is the same
 #: code on the same numbers, so they agree to the last bit; 1e-12 leaves room for nothing else
 TOL = 1e-12
 
