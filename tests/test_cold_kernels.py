@@ -10,6 +10,8 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -77,6 +79,7 @@ def test_each_run_compiles_only_its_own_method():
 def test_a_kernel_missing_from_the_cache_runs_uncompiled_while_a_child_compiles_it():
     script = textwrap.dedent("""
         from tumble.physics import jit
+        jit.SPAWN_DELAY_S = 0  # the child at once, as in the window
         first = jit.kernel("run_euler")
         assert not jit.is_compiled(first), first
         job = jit._jobs["run_euler"]  # the cache has no run_euler: a child compiles it
@@ -94,10 +97,62 @@ def test_a_kernel_missing_from_the_cache_runs_uncompiled_while_a_child_compiles_
     assert out[-1] == "compiled"
 
 
+def test_a_command_starts_the_compile_after_a_short_run_or_as_it_exits():
+    """A command's short run ends uncompiled with no child beside it; the child starts as the
+    process exits, and the next run finds the kernel compiled. A longer run starts it after
+    SPAWN_DELAY_S of stepping uncompiled."""
+    script = textwrap.dedent("""
+        import sys, time
+        from tumble.physics import jit
+        assert not jit.is_compiled(jit.kernel("run_euler"))
+        job = jit._jobs["run_euler"]
+        assert job.child is None and jit.note().startswith("compiling euler")
+        if sys.argv[1] == "long":
+            time.sleep(jit.SPAWN_DELAY_S)
+            assert not jit.is_compiled(jit.kernel("run_euler"))  # the next piece of the run
+            assert job.child is not None
+            job.child.wait(timeout=600)
+        print("exits")
+    """)
+    import tempfile
+
+    for case in ("short", "long"):
+        with tempfile.TemporaryDirectory() as cache:
+            env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+            env.pop(jit.WAIT_VARIABLE, None)
+            res = subprocess.run([sys.executable, "-c", script, case], capture_output=True, text=True, env=env,
+                                 timeout=900)
+            assert res.returncode == 0 and res.stdout.strip() == "exits", res.stderr
+            deadline = time.monotonic() + 600
+            check = "from tumble.physics import jit\nprint(jit.is_compiled(jit.kernel('run_euler')))"
+            while True:  # the child started at exit compiles into the cache
+                out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, env=env,
+                                     timeout=600).stdout.strip()
+                if out == "True":
+                    break
+                assert time.monotonic() < deadline, "no child compiled the kernel"
+                time.sleep(1.0)
+            while any(_compiles_into(cache)):  # let it finish before its folder goes
+                assert time.monotonic() < deadline
+                time.sleep(0.2)
+
+
+def _compiles_into(cache: str):
+    """The compiles (``python -m tumble.physics.jit``) running with NUMBA_CACHE_DIR ``cache``."""
+    for proc in Path("/proc").iterdir():
+        try:
+            if (proc.name.isdigit() and b"tumble.physics.jit" in (proc / "cmdline").read_bytes()
+                    and f"NUMBA_CACHE_DIR={cache}".encode() in (proc / "environ").read_bytes().split(b"\0")):
+                yield int(proc.name)
+        except OSError:
+            continue
+
+
 def test_a_failed_child_leaves_the_compile_to_a_thread():
     script = textwrap.dedent("""
         import subprocess, sys
         from tumble.physics import jit
+        jit.SPAWN_DELAY_S = 0
         jit._spawn = lambda name: subprocess.Popen([sys.executable, "-c", "exit(3)"])
         assert not jit.is_compiled(jit.kernel("run_euler"))
         job = jit._jobs["run_euler"]
@@ -114,6 +169,7 @@ def test_a_run_started_while_anothers_compile_goes_on_waits_for_that_one():
     script = textwrap.dedent("""
         import subprocess, sys, time
         from tumble.physics import jit
+        jit.SPAWN_DELAY_S = 0
         # stands for the compile a run just before this one left behind, named in its marker
         other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "tumble.physics.jit"])
         while not jit._is_compile(other.pid):  # until the child has replaced the fork of this process

@@ -12,7 +12,9 @@ the compiled kernel's results to round-off, slower. Meanwhile:
    saves the machine code for the next run): before the call returns, or, inside
    :func:`never_waiting` (the window's simulation thread), on a thread;
 2. a kernel not there (a first run) is compiled into the cache (and its machine code saved) by a
-   child process (``python -m tumble.physics.jit NAME``, on another core), then loaded by a thread; if the
+   child process (``python -m tumble.physics.jit NAME``, on another core; started at once in the
+   window, by a command after :data:`SPAWN_DELAY_S` of stepping uncompiled or as it exits),
+   then loaded by a thread; if the
    child fails (no cache can be written), that thread compiles it in this process instead.
 
 A caller asks again for each piece of its run, so a long run switches to the compiled kernel.
@@ -21,6 +23,7 @@ A caller asks again for each piece of its run, so a long run switches to the com
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import os
@@ -51,6 +54,11 @@ TYPICAL_COMPILE_S = {"run_rk4_free": 11.0, "run_rk4": 15.0, "run_splitting": 11.
                      "run_midpoint": 8.0, "run_euler": 8.0, "run_semi_implicit_euler": 8.0,
                      "run_rotmat_euler": 11.0, "run_lie_rk4": 10.0, "deriv_batch": 4.0}
 DEFAULT_COMPILE_S = 15.0
+#: a command (not the window) that meets a kernel missing from the cache starts the child compiling
+#: it only after stepping uncompiled this long, or as it exits: a short run (simulate t-handle
+#: steps 60,000 times in 0.4 s uncompiled) ends before the child could help it, and a child
+#: started at once slowed it by 0.1-0.2 s on 2 cores; the next run finds the kernel either way
+SPAWN_DELAY_S = 0.5
 #: the environment variable that makes :func:`kernel` compile in the calling thread
 WAIT_VARIABLE = "TUMBLE_JIT"
 
@@ -62,6 +70,7 @@ class _Job:
 
     started: float
     compiling: bool = False
+    spawn_at: float | None = None  # when the child is due (a command's job, see SPAWN_DELAY_S)
     child: subprocess.Popen | _Elsewhere | None = None
     thread: threading.Thread | None = None
     errors: list = field(default_factory=list)
@@ -183,12 +192,21 @@ def _advance(name: str, in_background: bool) -> None:
             _start_thread(name, job, _load_or_spawn)
         else:  # not in the cache (just looked)
             job.compiling = True
-            job.child = _spawn_once(name)
+            if SPAWN_DELAY_S > 0:
+                job.spawn_at = job.started + SPAWN_DELAY_S
+                _spawn_due_at_exit()
+            else:
+                job.child = _spawn_once(name)
         return
     if job.errors:
         error = job.errors[0]
         del _jobs[name]
         raise error
+    if job.spawn_at is not None:
+        if time.monotonic() >= job.spawn_at:
+            job.spawn_at = None
+            job.child = _spawn_once(name)
+        return
     if job.thread is not None and job.thread.is_alive():
         return
     if job.child is not None:
@@ -200,6 +218,24 @@ def _advance(name: str, in_background: bool) -> None:
             job.child.wait()
         job.child = None
         _start_thread(name, job, _compile)
+
+
+def _spawn_due_at_exit() -> None:
+    """Have the children of jobs still due started when the process exits (once)."""
+    if not _exit_hook:
+        _exit_hook.append(atexit.register(_spawn_due))
+
+
+_exit_hook: list = []
+
+
+def _spawn_due() -> None:
+    """At exit: start the compiles a short run left due, for the next run to find."""
+    with _lock:
+        for name, job in _jobs.items():
+            if job.spawn_at is not None:
+                job.spawn_at = None
+                job.child = _spawn_once(name)
 
 
 def _start_thread(name: str, job: _Job, target) -> None:
