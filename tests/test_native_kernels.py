@@ -193,3 +193,18 @@ def test_a_kernel_cached_by_numba_alone_gets_its_machine_code_from_a_child():
         """, env)
         assert second.strip() == "NativeKernel"
         assert not stale.exists()  # removed when the new code was saved
+
+
+def test_where_no_code_can_be_made_a_mark_says_so_and_numbas_cache_serves(monkeypatch, tmp_path):
+    """Another numba whose internals differ: save() leaves an empty file (no run tries again) and
+    load() maps nothing."""
+    path = tmp_path / f"runs.run_euler.key{native.SUFFIX}"
+    monkeypatch.setattr(native, "path_of", lambda name: path)
+
+    def other_numba(run):
+        raise AttributeError("'CFunc' object has no attribute '_library'")
+
+    monkeypatch.setattr(native, "_c_entry", other_numba)
+    assert native.save("run_euler") is False
+    assert path.read_bytes() == b"" and native.saved("run_euler")
+    assert native.load("run_euler") is None

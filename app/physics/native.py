@@ -130,9 +130,15 @@ def save(name: str) -> bool:
     path = path_of(name)
     if path is None:
         return False
-    entry = _c_entry(getattr(runs, name))
-    library = entry._library
-    code = library._codegen._tm.emit_object(library._final_module)
+    from numba.core.errors import NumbaError
+
+    try:
+        entry = _c_entry(getattr(runs, name))
+        library = entry._library  # numba's code library of the entry, its kernel linked in
+        code = library._codegen._tm.emit_object(library._final_module)
+    except (AttributeError, TypeError, NumbaError):  # another numba's internals: its cache serves
+        _write(path, b"")
+        return False
     with _lock:
         llvm = _llvm()
         usable = _resolvable(llvm, code)
