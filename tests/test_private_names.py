@@ -40,9 +40,27 @@ def files():
         yield from (sorted(target.rglob("*.py")) if target.is_dir() else [target])
 
 
+#: another package's private modules that one of ours may import, each because that package has
+#: no public way to the same thing: numba's C helper tables, whose addresses LLVM is given to map
+#: the kernels' saved machine code (numba registers the same ones itself when its compiler starts)
+OTHER_PACKAGES_PRIVATE = {
+    "physics/native.py": {"from numba import _dynfunc", "from numba import _helperlib",
+                          "from numba.core.runtime import _nrt_python"},
+}
+
+
 @pytest.mark.parametrize("path", list(files()), ids=lambda p: str(p.relative_to(APP)))
 def test_no_private_name_crosses_a_module(path):
-    assert private_uses(path) == []
+    allowed = OTHER_PACKAGES_PRIVATE.get(str(path.relative_to(APP)), set())
+    assert [use for use in private_uses(path) if use.split(": ", 1)[1] not in allowed] == []
+
+
+def test_only_other_packages_private_names_are_allowed():
+    """The exceptions name another package's modules, never ours (ours make a shared helper public)."""
+    for uses in OTHER_PACKAGES_PRIVATE.values():
+        for use in uses:
+            module = use.split()[1]
+            assert not module.startswith((".", "tumble", "app")), use
 
 
 def test_the_scan_finds_both_forms(tmp_path):
