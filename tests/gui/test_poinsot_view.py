@@ -93,10 +93,10 @@ def test_plane_distance_constant_herpolhode_in_plane_polhode_on_both_ellipsoids(
         if c is not None and (not distances or window.worker.latest().t > 0):
             distances.append(c.plane_distance)
             normals.append(c.plane_normal)
-        return window.worker.latest().t > 7.0
+        # two flips, and enough samples however few frames a busy machine draws meanwhile
+        return window.worker.latest().t > 7.0 and len(distances) > 20
 
     qtbot.waitUntil(sample, timeout=WAIT_MS)
-    assert len(distances) > 20
     d0 = distances[0]
     np.testing.assert_allclose(distances, d0, rtol=RK4_REL)  # the plane does not move
     np.testing.assert_allclose(normals, normals[0][None, :].repeat(len(normals), 0), atol=RK4_REL)
