@@ -92,14 +92,14 @@ def kernel(name: str):
     inside :func:`never_waiting`, where a thread loads it; with ``TUMBLE_JIT=wait`` a missing
     kernel is compiled before returning. Thread: any."""
     if name in _ready:
-        return _native.get(name) or _dispatcher(name)
+        return _compiled(name)
     if os.environ.get(WAIT_VARIABLE) == "wait":
         compile_now([name])
-        return _native.get(name) or _dispatcher(name)
+        return _compiled(name)
     with _lock:  # a thread marks its kernel ready under the lock: what is returned is decided here
         _advance(name, in_background=getattr(_local, "never_wait", False))
         ready = name in _ready
-    return (_native.get(name) or _dispatcher(name)) if ready else uncompiled(name)
+    return _compiled(name) if ready else uncompiled(name)
 
 
 def is_compiled(function) -> bool:
@@ -173,6 +173,11 @@ def uncompiled(name: str):
 # ------------------------------------------------------------------ internals
 
 
+def _compiled(name: str):
+    """The ready kernel ``name``: its saved machine code if that was mapped, else numba's."""
+    return _native.get(name) or _dispatcher(name)
+
+
 def _dispatcher(name: str):
     module, _ = SIGNATURES[name]
     return getattr(module, name)
@@ -193,8 +198,7 @@ def _advance(name: str, in_background: bool) -> None:
         else:  # not in the cache (just looked)
             job.compiling = True
             if SPAWN_DELAY_S > 0:
-                job.spawn_at = job.started + SPAWN_DELAY_S
-                _spawn_due_at_exit()
+                job.spawn_at = job.started + SPAWN_DELAY_S  # or at exit (_spawn_due)
             else:
                 job.child = _spawn_once(name)
         return
@@ -220,15 +224,6 @@ def _advance(name: str, in_background: bool) -> None:
         _start_thread(name, job, _compile)
 
 
-def _spawn_due_at_exit() -> None:
-    """Have the children of jobs still due started when the process exits (once)."""
-    if not _exit_hook:
-        _exit_hook.append(atexit.register(_spawn_due))
-
-
-_exit_hook: list = []
-
-
 def _spawn_due() -> None:
     """At exit: start the compiles a short run left due, for the next run to find."""
     with _lock:
@@ -236,6 +231,9 @@ def _spawn_due() -> None:
             if job.spawn_at is not None:
                 job.spawn_at = None
                 job.child = _spawn_once(name)
+
+
+atexit.register(_spawn_due)
 
 
 def _start_thread(name: str, job: _Job, target) -> None:

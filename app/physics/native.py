@@ -35,10 +35,12 @@ from . import kernels, runs
 
 MAGIC = b"tumble-native 1\n"
 SUFFIX = ".native"
-#: the C arguments of every saved entry: the run kernel's arguments (:data:`.runs.RUN_SIGNATURE`)
-#: as pointers and sizes, then a pointer to the three int64 results
-_C_ARGS = ("ys", "n", "width", "h", "n_out", "every", "params", "n_params", "points", "n_points",
-           "wforces", "n_wforces", "order", "n_order", "out", "options", "n_options", "result")
+#: the C arguments of every saved entry and their kinds: the run kernel's arguments
+#: (:data:`.runs.RUN_SIGNATURE`) as pointers and sizes, then a pointer to the three int64 results
+_C_ARGS = (("ys", "f64*"), ("n", "i64"), ("width", "i64"), ("h", "f64"), ("n_out", "i64"), ("every", "i64"),
+           ("params", "f64*"), ("n_params", "i64"), ("points", "f64*"), ("n_points", "i64"),
+           ("wforces", "f64*"), ("n_wforces", "i64"), ("order", "i64*"), ("n_order", "i64"), ("out", "f64*"),
+           ("options", "f64*"), ("n_options", "i64"), ("result", "i64*"))
 
 _lock = threading.Lock()
 _engines: list = []  # every mapped object's execution engine, kept for the life of the process
@@ -52,10 +54,8 @@ class NativeKernel:
 
     def __init__(self, name: str, address: int):
         self.name = name
-        f64, i64, ptr = ctypes.c_double, ctypes.c_int64, ctypes.c_void_p
-        types = {"h": f64}
-        argtypes = [types.get(a, i64 if a.startswith(("n", "width", "every")) else ptr) for a in _C_ARGS]
-        self._function = ctypes.CFUNCTYPE(None, *argtypes)(address)
+        kinds = {"f64": ctypes.c_double, "i64": ctypes.c_int64, "f64*": ctypes.c_void_p, "i64*": ctypes.c_void_p}
+        self._function = ctypes.CFUNCTYPE(None, *(kinds[kind] for _, kind in _C_ARGS))(address)
 
     def __repr__(self) -> str:
         return f"<native kernel {self.name}>"
@@ -268,9 +268,8 @@ def _c_entry(run):
     they point at (the kernel's own compiled code is linked in)."""
     from numba import carray, cfunc, types
 
-    f64p, i64p, i64 = types.CPointer(types.float64), types.CPointer(types.int64), types.int64
-    argtypes = [types.float64 if a == "h" else i64 if a.startswith(("n", "width", "every"))
-                else i64p if a in ("order", "result") else f64p for a in _C_ARGS]
+    kinds = {"f64": types.float64, "i64": types.int64, "f64*": types.CPointer(types.float64),
+             "i64*": types.CPointer(types.int64)}
 
     def entry(ys_p, n, width, h, n_out, every, params_p, n_params, points_p, n_points, wforces_p, n_wforces,
               order_p, n_order, out_p, options_p, n_options, result_p):
@@ -283,7 +282,7 @@ def _c_entry(run):
         result[1] = body
         result[2] = step
 
-    return cfunc(types.void(*argtypes), nopython=True)(entry)
+    return cfunc(types.void(*(kinds[kind] for _, kind in _C_ARGS)), nopython=True)(entry)
 
 
 def _write(path: Path, blob: bytes) -> None:
