@@ -15,7 +15,7 @@ def compiled_kernels():
     child processes find the kernels cached."""
     import os
 
-    from tumble.physics import jit
+    from tumble.physics.compiled import jit
 
     jit.compile_now(processes=min(2, os.cpu_count() or 1))
 
@@ -110,6 +110,6 @@ def probe_view(monkeypatch):
     from tumble.views.poinsot import SPEC as POINSOT
 
     spec = dataclasses.replace(POINSOT, name="probe", title="Tumble: probe", description="a view added for a test",
-                               window="tumble.gui.main_window:MainWindow")
+                               window="tumble.gui.windows.main_window:MainWindow")
     monkeypatch.setitem(views._VIEWS, "probe", spec)
     return spec

@@ -16,7 +16,7 @@ import pytest
 from cli_run import ROOT, tumble as cli
 
 import tumble
-from tumble.api_draw import export_result
+from tumble.api.draw import export_result
 
 #: CSV numbers are written as their shortest exact decimals (exact round trip); what the two sides compute is the same
 #: code on the same numbers, so they agree to the last bit; 1e-12 leaves room for nothing else
@@ -234,8 +234,8 @@ def test_a_bad_value_is_the_commands_one_line(tmp_path, flags, call):
 ])
 def test_each_command_calls_the_api(tmp_path, monkeypatch, capsys, name, argv):
     """The command is a layer over the API function, not a copy of it: it calls it."""
-    import tumble.api as api
-    from tumble.cli import main
+    import tumble.api.functions as api
+    from tumble.cli.core import main
 
     calls = []
     original = getattr(api, name)
@@ -250,8 +250,8 @@ def test_each_command_calls_the_api(tmp_path, monkeypatch, capsys, name, argv):
 
 
 def test_export_command_calls_the_api(tmp_path, monkeypatch, capsys):
-    import tumble.api_draw as api_draw
-    from tumble.cli import main
+    import tumble.api.draw as api_draw
+    from tumble.cli.core import main
 
     calls = []
     original = api_draw.export_result

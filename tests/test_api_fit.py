@@ -11,7 +11,7 @@ import pytest
 from cli_run import tumble as cli
 
 import tumble
-from tumble.throws import synthetic as syn
+from tumble.throws.benches import synthetic as syn
 
 #: the same fit of the same file in two processes: the same floating-point operations, so
 #: the ratios agree far below the 1e-9 asked for (BLAS is held to one thread by the fit)
@@ -61,7 +61,7 @@ def test_a_fit_pickles(fitted):
 
 
 def test_predict_takes_a_fit_or_its_scenario(session, fitted):
-    from tumble.throws.predict import FLIGHT_KEYS
+    from tumble.throws.fitting.predict import FLIGHT_KEYS
 
     flights = tumble.predict(fitted, session)
     assert flights and all(tuple(f) == FLIGHT_KEYS for f in flights)
@@ -95,8 +95,8 @@ def test_predict_is_the_commands_json(session, fitted, tmp_path):
     ("predict", ["predict", "{fit}", "{session}", "--json"]),
 ])
 def test_fit_and_predict_commands_call_the_api(session, fitted, tmp_path, monkeypatch, capsys, name, argv):
-    import tumble.api as api
-    from tumble.cli import main
+    import tumble.api.functions as api
+    from tumble.cli.core import main
 
     path = fitted.scenario().save(tmp_path / "fit.toml")
     calls = []

@@ -62,7 +62,7 @@ def test_the_kernels_are_loaded_once_per_worker_process():
 
 
 def _kernel_signatures():
-    from tumble.physics import kernels
+    from tumble.physics.compiled import kernels
 
     used = {name: len(f.signatures) for name, f in vars(kernels).items()
             if hasattr(f, "signatures") and f.signatures}

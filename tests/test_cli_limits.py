@@ -1,6 +1,6 @@
 """Bad input found by fuzzing (issue 10, section 5): each finding refused on one line, exit 2.
 
-Run in process through ``tumble.cli.main`` (fast); ``tests/test_fuzz_cli.py`` generates many
+Run in process through ``tumble.cli.core.main`` (fast); ``tests/test_fuzz_cli.py`` generates many
 more and runs the heavy ones in a child process with its memory and time bounded.
 """
 
@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 
-from tumble.cli import build_parser, main
+from tumble.cli.core import build_parser, main
 from tumble.physics import integrators
 from tumble.physics.errors import DivergenceError, ParameterError, format_value, shorten
 from tumble.physics.integrators import INTEGRATORS, check_run_size, simulate

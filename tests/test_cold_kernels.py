@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tumble.physics import jit
+from tumble.physics.compiled import jit
 from tumble.physics.body import Damper, Rotor, box
 from tumble.physics.integrators import ORDERS, integrator_info, simulate
 from tumble.physics.loads import Drag, Force, Loads, Torque
@@ -138,10 +138,10 @@ def test_a_command_starts_the_compile_after_a_short_run_or_as_it_exits():
 
 
 def _compiles_into(cache: str):
-    """The compiles (``python -m tumble.physics.jit``) running with NUMBA_CACHE_DIR ``cache``."""
+    """The compiles (``python -m tumble.physics.compiled.jit``) running with NUMBA_CACHE_DIR ``cache``."""
     for proc in Path("/proc").iterdir():
         try:
-            if (proc.name.isdigit() and b"tumble.physics.jit" in (proc / "cmdline").read_bytes()
+            if (proc.name.isdigit() and b"tumble.physics.compiled.jit" in (proc / "cmdline").read_bytes()
                     and f"NUMBA_CACHE_DIR={cache}".encode() in (proc / "environ").read_bytes().split(b"\0")):
                 yield int(proc.name)
         except OSError:
@@ -171,7 +171,7 @@ def test_a_run_started_while_anothers_compile_goes_on_waits_for_that_one():
         from tumble.physics import jit
         jit.SPAWN_DELAY_S = 0
         # stands for the compile a run just before this one left behind, named in its marker
-        other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "tumble.physics.jit"])
+        other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "tumble.physics.compiled.jit"])
         while not jit._is_compile(other.pid):  # until the child has replaced the fork of this process
             time.sleep(0.01)
         jit._spawn = lambda *names: sys.exit("a second compile was started")
@@ -208,14 +208,14 @@ def test_a_cached_kernel_is_loaded_at_once_or_by_a_thread_in_the_window():
 
 def _child(script: str, *cached: str) -> str:
     """stdout of ``script`` run by a fresh interpreter with a numba cache of its own, holding
-    only the kernels ``cached`` (compiled into it first by ``python -m tumble.physics.jit``)."""
+    only the kernels ``cached`` (compiled into it first by ``python -m tumble.physics.compiled.jit``)."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache}
         env.pop(jit.WAIT_VARIABLE, None)
         if cached:
-            subprocess.run([sys.executable, "-m", "tumble.physics.jit", *cached], env=env, check=True, timeout=900)
+            subprocess.run([sys.executable, "-m", "tumble.physics.compiled.jit", *cached], env=env, check=True, timeout=900)
         res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=900)
     assert res.returncode == 0, res.stderr
     return res.stdout

@@ -16,7 +16,7 @@ DRAWING = ("PyQt5", "vtkmodules", "pyvista", "pyvistaqt", "pyqtgraph", "matplotl
 
 def _imported_by(*argv, tmp_path) -> set[str]:
     """Top-level modules imported by ``tumble ARGV`` run in a child from ``tmp_path``."""
-    code = ("import sys, json\nfrom tumble.cli import main\nstatus = main(sys.argv[1:])\n"
+    code = ("import sys, json\nfrom tumble.cli.core import main\nstatus = main(sys.argv[1:])\n"
             "print(json.dumps({'status': status, 'modules': sorted({m.split('.')[0] for m in sys.modules})}),"
             " file=sys.stderr)")
     res = subprocess.run([sys.executable, "-c", code, *argv], cwd=tmp_path, capture_output=True, text=True,
@@ -33,14 +33,14 @@ def test_a_headless_command_imports_no_drawing_code(argv, tmp_path):
 
 
 def test_the_parsers_view_names_are_the_registrys():
-    from tumble.cli_support import VIEW_NAMES
+    from tumble.api.arguments import VIEW_NAMES
     from tumble.views import view_names
 
     assert list(VIEW_NAMES) == view_names()
 
 
 def test_export_still_offers_every_views_options(capsys):
-    from tumble.cli import build_parser
+    from tumble.cli.core import build_parser
     from tumble.views import get_view, view_names
 
     for argv in (None, ["export", "t-handle", "--help"]):

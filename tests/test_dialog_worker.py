@@ -7,10 +7,10 @@ import threading
 import numpy as np
 import pytest
 
-from tumble.gui.recording_child import MEMORY_BYTES, fit_task
-from tumble.gui.recording_job import JobFailed, RecordingJob, Worker
+from tumble.gui.recordings.child import MEMORY_BYTES, fit_task
+from tumble.gui.recordings.job import JobFailed, RecordingJob, Worker
 from tumble.physics.errors import ParameterError
-from tumble.throws.edges import FitCancelled
+from tumble.throws.fitting.edges import FitCancelled
 
 
 def counting_task(n, *, progress):

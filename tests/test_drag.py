@@ -230,7 +230,7 @@ def test_general_body_with_products_of_inertia_matches_scipy_at_each_order():
 
 def test_fast_paths_stay_off_only_without_loads():
     body = box(1.0, (0.1, 0.4, 0.9))
-    from tumble.physics import kernels
+    from tumble.physics.compiled import kernels
 
     free = compile_model(body)
     dragged = compile_model(body, Loads(drags=[Drag("linear", [0.0, 0.0, 1e-3])]))

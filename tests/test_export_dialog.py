@@ -18,7 +18,7 @@ if not os.environ.get("XDG_RUNTIME_DIR"):
 from PyQt5.QtCore import QTimer  # noqa: E402
 from PyQt5.QtWidgets import QLabel, QStatusBar  # noqa: E402
 
-from tumble.gui.export_dialog import ExportDialog, offer_open_folder  # noqa: E402
+from tumble.gui.dialogs.export_dialog import ExportDialog, offer_open_folder  # noqa: E402
 from tumble.scenario import load  # noqa: E402
 
 #: a child export starts Python, VTK and ffmpeg: give it time on a busy 2-core machine
@@ -129,7 +129,7 @@ def test_a_failed_export_shows_the_one_line_reason(qtbot, dialog, tmp_path, monk
 def test_status_bar_offers_to_open_the_folder_for_a_while(qtbot, tmp_path, monkeypatch):
     from PyQt5 import sip
 
-    import tumble.gui.export_dialog as export_dialog
+    import tumble.gui.dialogs.export_dialog as export_dialog
 
     monkeypatch.setattr(export_dialog, "OPEN_FOLDER_OFFER_MS", 100)
     bar = QStatusBar()

@@ -3,7 +3,7 @@
 Every case is bad by construction (a value no field accepts, a key no table has, a flag
 value no flag takes), so each must end with exit status 2, exactly one line on stderr, and
 the existing output files untouched with nothing new beside them. The generated cases run
-in this process through ``tumble.cli.main`` (fast); the heavy ones, and a sample of the
+in this process through ``tumble.cli.core.main`` (fast); the heavy ones, and a sample of the
 generated ones, also run in one child process under a 3 GB address-space limit and a
 generous timeout, which bounds their memory and time.
 """
@@ -20,7 +20,7 @@ import time
 import pytest
 import tomli_w
 
-from tumble.cli import main
+from tumble.cli.core import main
 from tumble.scenario import preset_names
 from tumble.scenario.files import PRESETS_DIR
 
@@ -227,7 +227,7 @@ def command_cases():
 
 
 def run_in_process(args):
-    """(exit status, stderr lines, seconds) of ``tumble ARGS`` run by tumble.cli.main."""
+    """(exit status, stderr lines, seconds) of ``tumble ARGS`` run by tumble.cli.core.main."""
     err, out = io.StringIO(), io.StringIO()
     t0 = time.perf_counter()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
@@ -280,7 +280,7 @@ import contextlib, io, json, os, resource, sys, time
 limit = int(sys.argv[1])
 resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 os.chdir(sys.argv[2])
-from tumble.cli import main
+from tumble.cli.core import main
 for args in json.load(sys.stdin):
     for name in ("X.csv", "X.npz"):
         with open(name, "w") as fh:

@@ -208,7 +208,7 @@ def test_sample_not_multiple_of_dt_ends_exactly_at_duration():
 def test_rk4_fast_path_takes_the_general_step():
     """With only gravity, rk4 runs a scalar kernel; it must take the same step as the
     general RK4 kernel (loads included) to round-off, from an arbitrary state."""
-    from tumble.physics import kernels
+    from tumble.physics.compiled import kernels
 
     rng = np.random.default_rng(7)
     params = np.zeros(20)

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from cli_run import ROOT, tumble
 
-from tumble.throws import synthetic as syn
-from tumble.throws.phyphox_server import PhyphoxReplay
-from tumble.throws.recording import read_recording
+from tumble.throws.benches import synthetic as syn
+from tumble.throws.live.phyphox_server import PhyphoxReplay
+from tumble.throws.recordings.reader import read_recording
 
 FLIGHT_KEYS = {"event", "segment", "start", "end", "omega0", "ratios", "ratios_std", "flights_used",
                "flip_time_measured", "flip_time_predicted", "excluded", "reason"}
@@ -109,7 +109,7 @@ def test_a_fixed_body_is_reported_as_given(session, followed, tmp_path):
 
 
 def read_fit_ratios(path: Path) -> str:
-    from tumble.throws.live_fit import fixed_body, ratios_of
+    from tumble.throws.live.fitter import fixed_body, ratios_of
 
     return ", ".join(f"{x:.4f}" for x in ratios_of(fixed_body(path)))
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tumble.throws import synthetic as syn
-from tumble.throws.edges import find_flights
-from tumble.throws.fit import fit_flights
-from tumble.throws.live import Segment, SegmentView
-from tumble.throws.live_fit import HOLD_S, MAX_EPISODE_S, QUIET_S, LiveFitter
-from tumble.throws.recording import Recording, saturated_samples
+from tumble.throws.benches import synthetic as syn
+from tumble.throws.fitting.edges import find_flights
+from tumble.throws.fitting.fit import fit_flights
+from tumble.throws.live.session import Segment, SegmentView
+from tumble.throws.live.fitter import HOLD_S, MAX_EPISODE_S, QUIET_S, LiveFitter
+from tumble.throws.recordings.reader import Recording, saturated_samples
 
 #: a flight's start and end lie this close (s) to the simulated release and catch
 MATCH_S = 0.1

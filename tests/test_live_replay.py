@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from tumble.throws.phyphox_server import PhyphoxReplay, nudged_threshold, phyphox_number
+from tumble.throws.live.phyphox_server import PhyphoxReplay, nudged_threshold, phyphox_number
 
 
 def raw_get(replay, path):

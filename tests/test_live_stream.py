@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from tumble.physics.errors import ParameterError
-from tumble.throws.live_client import PhoneStream, PhyphoxClient, parse_url
-from tumble.throws.phyphox_server import PhyphoxReplay
+from tumble.throws.live.client import PhoneStream, PhyphoxClient, parse_url
+from tumble.throws.live.phyphox_server import PhyphoxReplay
 
 #: how long the phone sleeps in the sleep test (s); TUMBLE_LIVE_SLEEP_S=30 runs the long case
 SLEEP_S = float(os.environ.get("TUMBLE_LIVE_SLEEP_S", "3"))

@@ -39,7 +39,7 @@ def test_a_clip_longer_than_the_run_names_the_speed_that_shows_it_all(tmp_path, 
 
 def test_the_readme_and_the_help_name_only_the_png_files_an_export_writes(tmp_path):
     """``--out NAME.png`` writes NAME_0000.png, ... and no NAME.png: no text promises one."""
-    from tumble.cli import build_parser
+    from tumble.cli.core import build_parser
     from tumble.export import sequence_paths
 
     written = {p.name for p in sequence_paths(tmp_path / "NAME.png", 3)}
@@ -61,7 +61,7 @@ def negative_zeros(text: str) -> list:
 
 
 def test_inspect_prints_no_negative_zero(capsys):
-    from tumble.cli import main
+    from tumble.cli.core import main
     from tumble.scenario import preset_names
 
     for name in preset_names():
@@ -101,7 +101,7 @@ angular_velocity = [1.0, 0.0, 0.0]
 def test_inspect_json_is_json_for_a_body_whose_momentum_squared_overflows(tmp_path, capsys):
     """|L| ~ 1e280 overflows |L|^2, but the final energy |L|^2 / (2 (I_max + J)) is below E0
     (it is the least energy |L| allows), so it is finite: printed, never as Infinity."""
-    from tumble.cli import main
+    from tumble.cli.core import main
 
     path = tmp_path / "huge.toml"
     path.write_text(HUGE_DAMPED, encoding="utf-8")
@@ -207,8 +207,8 @@ def test_one_rule_says_where_free_body_theory_applies(capsys):
     """The status bar showed a predicted flip period for a fitted (dragged) flight while the
     Theory dock said "No free-body theory here": every prediction now follows
     theory.applies (no torque about the centre of mass, no damper or rotor)."""
-    from tumble.cli import main
-    from tumble.gui.describe import spin_summary
+    from tumble.cli.core import main
+    from tumble.gui.panels.describe import spin_summary
     from tumble.physics import theory
     from tumble.simulation.worker import predicted_period
 

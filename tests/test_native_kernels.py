@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tumble.physics import jit, native, runs
+from tumble.physics.compiled import jit, native, runs
 from tumble.physics.integrators import integrator_options, splitting_order
-from tumble.physics.kernels import ROW_WIDTH
+from tumble.physics.compiled.kernels import ROW_WIDTH
 
 from test_cold_kernels import W0, _compiles_into, _models
 
@@ -155,7 +155,7 @@ def test_a_saved_kernel_is_mapped_without_starting_numbas_compiler():
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache}
         env.pop(jit.WAIT_VARIABLE, None)
-        subprocess.run([sys.executable, "-m", "tumble.physics.jit", "run_rk4_free"], env=env, check=True,
+        subprocess.run([sys.executable, "-m", "tumble.physics.compiled.jit", "run_rk4_free"], env=env, check=True,
                        timeout=900)
         assert len(list(Path(cache).rglob(f"*{native.SUFFIX}"))) == 1
         mapped = _python(script, env, "native").split()
@@ -171,7 +171,7 @@ def test_a_kernel_cached_by_numba_alone_gets_its_machine_code_from_a_child():
     with tempfile.TemporaryDirectory() as cache:
         env = {**os.environ, "NUMBA_CACHE_DIR": cache}
         env.pop(jit.WAIT_VARIABLE, None)
-        subprocess.run([sys.executable, "-m", "tumble.physics.jit", "run_euler"], env=env, check=True, timeout=900)
+        subprocess.run([sys.executable, "-m", "tumble.physics.compiled.jit", "run_euler"], env=env, check=True, timeout=900)
         saved = [p for p in Path(cache).rglob(f"*{native.SUFFIX}")]
         assert len(saved) == 1
         stale = saved[0].with_name(f"runs.run_euler.{'0' * 24}{native.SUFFIX}")  # an older version's

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def test_the_command_line_exports_the_new_view(probe_view, tmp_path, capsys):
-    from tumble.cli import main
+    from tumble.cli.core import main
 
     out = tmp_path / "probe.png"
     assert main(["export", "t-handle", "--view", "probe", "--out", str(out), "--duration", "0.1", "--fps", "10",

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from tumble.physics.errors import ParameterError
-from tumble.throws import synthetic as syn
-from tumble.throws.recording import read_recording, read_recordings
+from tumble.throws.benches import synthetic as syn
+from tumble.throws.recordings.reader import read_recording, read_recordings
 
 PHYPHOX_HEADER = ["Time (s)", "Gyroscope x (rad/s)", "Gyroscope y (rad/s)", "Gyroscope z (rad/s)",
                   "Absolute (rad/s)"]
@@ -229,7 +229,7 @@ def test_unknown_layouts_say_what_was_expected(tmp_path, text, expected):
 
 
 def test_fit_counts_an_excel_twin_once(tmp_path, arrays, monkeypatch):
-    from tumble.throws import fit
+    from tumble.throws.fitting import fit
 
     t, w = arrays
     csv_path = tmp_path / "run.csv"
@@ -291,7 +291,7 @@ def test_a_space_separated_table_with_decimal_commas(tmp_path, arrays):
 
 def test_line_numbers_hold_across_chunks_of_crlf_text(tmp_path, monkeypatch):
     """A \\r\\n split between two chunks is one line end: a bad cell far down is named by its line."""
-    from tumble.throws import limits
+    from tumble.throws.recordings import limits
 
     monkeypatch.setattr(limits, "CHUNK_BYTES", 61)  # many chunk boundaries, some inside "\r\n"
     rows = [f"{0.01 * k:.4f},1.0,2.0,3.0" for k in range(300)]

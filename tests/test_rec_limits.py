@@ -15,12 +15,12 @@ import zipfile
 import numpy as np
 import pytest
 
-from tumble.cli import main
+from tumble.cli.core import main
 from tumble.physics.errors import ParameterError
-from tumble.throws import limits as lim
-from tumble.throws import synthetic as syn
-from tumble.throws.flights import parse_windows
-from tumble.throws.recording import read_recording
+from tumble.throws.recordings import limits as lim
+from tumble.throws.benches import synthetic as syn
+from tumble.throws.fitting.flights import parse_windows
+from tumble.throws.recordings.reader import read_recording
 
 #: peak memory (MB) a refused recording may cost above the interpreter with numpy and scipy
 #: loaded: the issue's bound is 1 GB for the whole process; reading is chunked (4 MB)
@@ -31,7 +31,7 @@ _RUN = """
 import resource, sys
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 import numpy, scipy.optimize
-from tumble.cli import main
+from tumble.cli.core import main
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 code = main(sys.argv[1:])
 print(base, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
@@ -342,7 +342,7 @@ def test_a_million_rows_read_lean(tmp_path):
     w = np.random.default_rng(0).normal(size=(n, 3))
     path = tmp_path / "long.csv"
     np.savetxt(path, np.column_stack([t, w]), fmt="%.5f", delimiter=",", header="t,wx,wy,wz", comments="")
-    code = ("import resource, sys; from tumble.throws.recording import read_recording;"
+    code = ("import resource, sys; from tumble.throws.recordings.reader import read_recording;"
             "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss;"
             "r = read_recording(sys.argv[1]); assert len(r.t) == 1_000_000 and r.w.shape == (1_000_000, 3);"
             "print(base, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
@@ -392,7 +392,7 @@ def test_mutated_recordings_read_or_refuse_in_one_line(tmp_path, good_csv):
 def test_the_differentiator_never_spans_a_gap():
     """A cubic on each side of a 1e3 s gap: the local cubic fit is exact on each side (its
     slope is the cubic's), which a window reaching across the gap could not be."""
-    from tumble.throws.flights import smooth_and_derivative
+    from tumble.throws.fitting.flights import smooth_and_derivative
 
     t = np.concatenate((np.arange(0, 1, 0.01), 1e3 + np.arange(0, 1, 0.01)))
     s = np.where(t < 500, t, t - 1e3)

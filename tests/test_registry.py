@@ -8,7 +8,7 @@ import argparse
 import numpy as np
 import pytest
 
-from tumble.physics import kernels
+from tumble.physics.compiled import kernels
 from tumble.physics.errors import ParameterError
 from tumble.physics.integrators import (
     DESCRIPTIONS,
@@ -68,7 +68,7 @@ def test_a_step_longer_than_its_run_is_refused_by_the_one_rule():
 
 
 def test_the_sample_rule_names_the_integrators_that_sample_anywhere(tmp_path, capsys):
-    from tumble.cli import main
+    from tumble.cli.core import main
 
     assert main(["simulate", "boxes-simple", "--integrator", "rk4", "--dt", "0.01", "--sample", "0.015",
                  "--duration", "1", "--out", str(tmp_path / "x.csv")]) == 2
@@ -77,7 +77,7 @@ def test_the_sample_rule_names_the_integrators_that_sample_anywhere(tmp_path, ca
 
 
 def test_the_command_line_refuses_an_unknown_integrator_in_one_line():
-    from tumble.cli import _integrator
+    from tumble.cli.core import _integrator
 
     with pytest.raises(argparse.ArgumentTypeError, match=r"^--integrator must be one of euler, .*, got 'x'$"):
         _integrator("x")

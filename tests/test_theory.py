@@ -24,7 +24,7 @@ import sys
 import numpy as np
 import pytest
 
-from tumble.cli import main
+from tumble.cli.core import main
 from tumble.physics import exact, theory
 from tumble.physics import quaternion as quat
 from tumble.physics.body import Body, from_principal_moments

@@ -18,13 +18,13 @@ import pytest
 from scipy.integrate import solve_ivp
 from scipy.interpolate import CubicSpline
 
-from tumble.cli import main
-from tumble.throws import synthetic as syn
-from tumble.throws.bench import recording_from_arrays
-from tumble.throws.dynamics import H_MAX, simulate_rates
-from tumble.throws.fit import fit_paths, fit_recordings
-from tumble.throws.flights import EDGE_REACH_S
-from tumble.throws.recording import read_recording
+from tumble.cli.core import main
+from tumble.throws.benches import synthetic as syn
+from tumble.throws.benches.fit_bench import recording_from_arrays
+from tumble.throws.fitting.dynamics import H_MAX, simulate_rates
+from tumble.throws.fitting.fit import fit_paths, fit_recordings
+from tumble.throws.fitting.flights import EDGE_REACH_S
+from tumble.throws.recordings.reader import read_recording
 
 TRUTH = syn.Truth.rotated(2.0)
 #: the noise of the 3-vector: sqrt(3) * 0.01 rad/s

@@ -6,12 +6,12 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from tumble.cli import main
-from tumble.throws import report
-from tumble.throws import synthetic as syn
-from tumble.throws.bench import recording_from_arrays
-from tumble.throws.fit import fit_recordings
-from tumble.throws.flights import DERIVATIVE_MAX_SAMPLES, smooth_and_derivative
+from tumble.cli.core import main
+from tumble.throws.fitting import report
+from tumble.throws.benches import synthetic as syn
+from tumble.throws.benches.fit_bench import recording_from_arrays
+from tumble.throws.fitting.fit import fit_recordings
+from tumble.throws.fitting.flights import DERIVATIVE_MAX_SAMPLES, smooth_and_derivative
 
 TRUTH = syn.Truth.rotated(2.0)
 

@@ -11,11 +11,11 @@ import json
 import numpy as np
 import pytest
 
-from tumble.cli import main
+from tumble.cli.core import main
 from tumble.scenario import load
-from tumble.throws import synthetic as syn
-from tumble.throws.bench import recording_from_arrays
-from tumble.throws.predict import FLIGHT_KEYS, FittedBody, predict_flights
+from tumble.throws.benches import synthetic as syn
+from tumble.throws.benches.fit_bench import recording_from_arrays
+from tumble.throws.fitting.predict import FLIGHT_KEYS, FittedBody, predict_flights
 
 TRUTH = syn.Truth.rotated(2.0)
 

@@ -1,6 +1,6 @@
 """Real recordings' features on synthetic sessions: flights that are flights, outliers out, subsets agreeing.
 
-The session (:func:`tumble.throws.synthetic.real_world_session`): a still phone reading exact
+The session (:func:`tumble.throws.benches.synthetic.real_world_session`): a still phone reading exact
 zeros, a 1000 deg/s sensor (clipped at 17.45 rad/s) and a 2000 deg/s one, catch spikes past the
 range, bounces into short free flights, a recording that starts mid-flight, and one throw of a
 different object. Tolerances: a flight's edges within 0.05 s (five samples; the residual's
@@ -14,13 +14,13 @@ import json
 import numpy as np
 import pytest
 
-from tumble.cli import main
-from tumble.throws import synthetic as syn
-from tumble.throws.bench import recording_from_arrays
-from tumble.throws.consensus import OUTLIER_FACTOR
-from tumble.throws.fit import USER_EXCLUDED, fit_recordings
-from tumble.throws.flights import MIN_RATE
-from tumble.throws.recording import saturated_samples
+from tumble.cli.core import main
+from tumble.throws.benches import synthetic as syn
+from tumble.throws.benches.fit_bench import recording_from_arrays
+from tumble.throws.fitting.consensus import OUTLIER_FACTOR
+from tumble.throws.fitting.fit import USER_EXCLUDED, fit_recordings
+from tumble.throws.fitting.flights import MIN_RATE
+from tumble.throws.recordings.reader import saturated_samples
 
 TRUTH = syn.Truth.rotated(2.0)
 EDGE_S = 0.05
@@ -182,7 +182,7 @@ def test_another_object_is_excluded_also_under_model_error(session):
 def test_a_flat_body_short_of_the_triangle_inequality_by_its_errors_is_kept():
     """A racket or a phone is nearly flat (J1 + J2 = J3): fitted ratios fall on either side of
     the inequality by their errors, and are kept with a note; far short of it they are refused."""
-    from tumble.throws.fit import FLAT_TOLERANCE, flat_note, triangle_violation
+    from tumble.throws.fitting.fit import FLAT_TOLERANCE, flat_note, triangle_violation
 
     assert triangle_violation([0.07, 0.925, 1.0]) is None and "flat body" in flat_note([0.07, 0.925, 1.0])
     assert triangle_violation([0.07, 0.90, 1.0], [0.004, 0.012, 0.0]) is None  # 0.03 short, 3 errors 0.038

@@ -5,10 +5,10 @@ import zipfile
 import numpy as np
 import pytest
 
-from tumble.cli import main
+from tumble.cli.core import main
 from tumble.physics.errors import ParameterError
-from tumble.throws import synthetic as syn
-from tumble.throws.recording import SATURATION_RAD_S, read_recording, saturated_samples
+from tumble.throws.benches import synthetic as syn
+from tumble.throws.recordings.reader import SATURATION_RAD_S, read_recording, saturated_samples
 
 HEADER = '"Time (s)","Gyroscope x (rad/s)","Gyroscope y (rad/s)","Gyroscope z (rad/s)","Absolute (rad/s)"'
 

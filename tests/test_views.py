@@ -280,8 +280,8 @@ def test_a_view_s_own_options_are_checked_on_the_command_line(tmp_path, args, me
 def test_the_export_dialog_s_command_names_the_view_and_its_options_from_the_registry(tmp_path, name):
     """protocol.command(view=NAME, options=...) makes argv that ``tumble export`` parses back
     to the same view and options (no argv hand-made per view)."""
-    from tumble.cli import build_parser
-    from tumble.cli_export import _view_options
+    from tumble.cli.core import build_parser
+    from tumble.cli.export import _view_options
     from tumble.export import protocol
 
     options = {"compare": {"integrators": ("rk4", "euler"), "dts": (0.01, 0.005)},

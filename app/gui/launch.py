@@ -17,6 +17,8 @@ DEFAULT_SCREENSHOT_DELAY_S = 2.0
 #: longest wait for the first frame before a screenshot is taken anyway (s)
 FIRST_FRAME_TIMEOUT_S = 30.0
 DEFAULT_PRESET = "t-handle"
+#: how often ``tumble gui RECORDING`` looks for its window to open the dialog over (ms)
+WAIT_FOR_WINDOW_MS = 50
 
 
 def resolve_scenario(scenario: str | None):
@@ -25,7 +27,7 @@ def resolve_scenario(scenario: str | None):
     from ..scenario import load, preset_names
 
     if scenario is None:
-        from .settings import last_preset, last_scenario
+        from .common.settings import last_preset, last_scenario
 
         last = last_scenario()
         if last is not None:
@@ -45,8 +47,8 @@ def qt_application():
     """The QApplication (created once, themed)."""
     from PyQt5.QtWidgets import QApplication
 
-    from . import settings
-    from .theme import apply_theme
+    from .common import settings
+    from .common.theme import apply_theme
 
     app = QApplication.instance()
     if app is None:
@@ -119,3 +121,33 @@ def run_gui(scenario: str | None, paused: bool = False, view: str = "main", scre
     window.deleteLater()
     app.processEvents()
     return result["code"]
+
+
+def run_gui_on_recording(paths, *, view: str = "main", paused: bool = False, screenshot: str | None = None,
+                         quit_after: float | None = None) -> int:
+    """``tumble gui RECORDING...``: the window on the last scenario (as plain ``tumble gui``
+    opens it) with the import dialog fitting ``paths``; same options and exit status as
+    :func:`run_gui`."""
+    if view not in ("main", "poinsot"):
+        raise ParameterError("--view", view, "be main or poinsot with a recording (its flights replay there)")
+    from .recordings.opening import open_recordings
+
+    app = qt_application()
+    from PyQt5.QtCore import QTimer
+
+    from .windows.main_window import MainWindow
+
+    def open_dialog():
+        windows = [w for w in app.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()]
+        if windows:
+            waiting.stop()
+            open_recordings(windows[0], paths)
+
+    waiting = QTimer(app)  # until run_gui's event loop shows the window
+    waiting.timeout.connect(open_dialog)
+    waiting.start(WAIT_FOR_WINDOW_MS)
+    try:
+        return run_gui(None, paused=paused, view=view, screenshot=screenshot, quit_after=quit_after)
+    finally:
+        waiting.stop()
+        waiting.deleteLater()

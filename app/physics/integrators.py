@@ -1,13 +1,13 @@
 """Integrators by name, and the two ways to run them: :func:`simulate` and :class:`Propagator`.
 
-Fixed-step methods run in the compiled kernels (:mod:`.kernels`); ``dop853`` goes through
+Fixed-step methods run in the compiled kernels (:mod:`.compiled.kernels`); ``dop853`` goes through
 scipy's ``solve_ivp`` (dt is its largest step); ``exact`` evaluates the closed-form
 torque-free solution (:mod:`.exact`) at each output time, so no error accumulates.
 
 Every fact about an integrator (name, description, order, torque-free only, row width,
 kernel id...) lives in one :class:`IntegratorInfo` entry of :data:`REGISTRY`, which the
 scenario, the command line and the window read. Adding an integrator is one entry there
-plus its step function in :mod:`.kernels` and its entry kernel in :mod:`.runs`; :mod:`.jit` hands
+plus its step function in :mod:`.compiled.kernels` and its entry kernel in :mod:`.compiled.runs`; :mod:`.compiled.jit` hands
 out each entry kernel compiled, or uncompiled while it compiles in the background.
 """
 
@@ -19,10 +19,10 @@ from typing import Callable
 
 import numpy as np
 
-from . import jit, kernels
+from .compiled import jit, kernels
 from .errors import DivergenceError, ParameterError
 from .model import Model, compile_model
-from .runs import run_name
+from .compiled.runs import run_name
 from .state import State, Trajectory
 
 # ---------------------------------------------------------------- limits of one run
@@ -48,7 +48,7 @@ MAX_REORTHO_EVERY = MAX_STEPS
 #: most body-steps one call of the compiled kernels takes (0.1 to 0.5 s here): between two
 #: calls progress is reported and Ctrl+C is noticed
 STEPS_PER_CALL = 500_000
-#: the same while the kernel runs uncompiled (:mod:`.jit`; 20-100 ms), so that a run asks again
+#: the same while the kernel runs uncompiled (:mod:`.compiled.jit`; 20-100 ms), so that a run asks again
 #: for the compiled kernel soon
 PLAIN_STEPS_PER_CALL = 5_000
 
@@ -67,7 +67,7 @@ class IntegratorInfo:
     #: compiled kernels (``dop853`` through scipy, ``exact`` from the closed form), which
     #: can also sample at any time rather than on its own steps
     kernel_id: int | None
-    #: numbers in one state row (:mod:`.kernels`); a damper adds ``kernels.DAMPER_WIDTH``
+    #: numbers in one state row (:mod:`.compiled.kernels`); a damper adds ``kernels.DAMPER_WIDTH``
     row_width: int = kernels.ROW_WIDTH
     #: the closed form of the free body: no applied torque or force, no damper or rotor
     torque_free_only: bool = False
@@ -85,7 +85,7 @@ class IntegratorInfo:
 
 
 #: every integrator the physics core offers, in the order menus show them (sources of each
-#: method: :mod:`.kernels`, :mod:`.exact`); the one table every reader uses
+#: method: :mod:`.compiled.kernels`, :mod:`.exact`); the one table every reader uses
 REGISTRY: tuple[IntegratorInfo, ...] = (
     IntegratorInfo("euler", "explicit Euler, 1st order, quaternion renormalised", 1, kernels.EULER),
     IntegratorInfo("semi-implicit-euler", "semi-implicit (symplectic-style) Euler of the course notes, 1st order",

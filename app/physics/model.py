@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import kernels
+from .compiled import kernels
 from . import quaternion as quat
 from .body import Body
 from .loads import Loads

@@ -18,7 +18,8 @@ from typing import Callable
 
 import numpy as np
 
-from ..physics import diagnostics, jit, quaternion as quat
+from ..physics import diagnostics, quaternion as quat
+from ..physics.compiled import jit
 from ..physics.errors import DivergenceError
 from ..physics.integrators import (
     INTEGRATORS,
@@ -29,7 +30,7 @@ from ..physics.integrators import (
     simulate,
 )
 from ..physics.errors import ParameterError
-from ..physics.runs import run_name
+from ..physics.compiled.runs import run_name
 from ..physics.state import State
 from ..scenario import Scenario
 

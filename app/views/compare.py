@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import register
 from .base import PaneSpec, ViewOption, ViewScene, ViewSpec, recent
 from .main import trail_seconds
 from .plots import COMPARE_PLOTS
@@ -104,9 +103,9 @@ def _options() -> tuple:
                                  "if coarser)")))
 
 
-SPEC = register(ViewSpec(
+SPEC = ViewSpec(
     name="compare", title="Tumble: integrators compared",
     description="two integrators (or steps) on one scenario side by side, their energy and |L| drifts on shared plots",
-    window="tumble.gui.compare_window:CompareWindow",
+    window="tumble.gui.windows.compare_window:CompareWindow",
     panes=(PaneSpec("pair", 1.0),), build=CompareView, runs=runs, plots=COMPARE_PLOTS,
-    legend_rows=legend_rows, options=_options(), legend_corner="bottom"))
+    legend_rows=legend_rows, options=_options(), legend_corner="bottom")

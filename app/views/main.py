@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import register
 from .base import PaneSpec, ViewScene, ViewSpec, pose_with_trail
 from .plots import MAIN_PLOTS
 
@@ -122,9 +121,9 @@ def pose_polhode(view: ViewScene, polhode, recording, t: float) -> None:
     polhode.set_omega(w, span["w"])
 
 
-SPEC = register(ViewSpec(
+SPEC = ViewSpec(
     name="main", title="Tumble",
     description="parameter panel, 3D scene of the body, live plots of L, omega, drift and the polhode",
-    window="tumble.gui.main_window:MainWindow",
+    window="tumble.gui.windows.main_window:MainWindow",
     panes=(PaneSpec("body", 1.0), PaneSpec("polhode", 0.0, exported=False, refresh_s=POLHODE_REFRESH_S)),
-    build=MainScene, plots=MAIN_PLOTS, legend_rows=legend_rows))
+    build=MainScene, plots=MAIN_PLOTS, legend_rows=legend_rows)

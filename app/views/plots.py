@@ -1,6 +1,6 @@
 """The plots of each view, declared once: rows, curves, the Recording column each reads, units, colours, log.
 
-pyqtgraph draws a :class:`PlotSpec` live (:mod:`app.gui.plots`) and matplotlib in exports
+pyqtgraph draws a :class:`PlotSpec` live (:mod:`app.gui.plots.live_plots`) and matplotlib in exports
 (:mod:`app.export.plots`); both read the values of a curve with :func:`curve_values` and
 title a row with :func:`row_title`, so the window and the movie cannot drift apart. No Qt,
 no matplotlib here.

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import register
 from .base import PaneSpec, ViewScene, ViewSpec, pose_with_trail, segment_since
 from .main import pose_polhode
 from .plots import MAIN_PLOTS
@@ -110,11 +109,11 @@ class PoinsotView(ViewScene):
             pose_polhode(self, self.scenes["family"], rec, t)
 
 
-SPEC = register(ViewSpec(
+SPEC = ViewSpec(
     name="poinsot", title="Tumble: Poinsot's construction",
     description="Poinsot's construction: the energy ellipsoid rolling on the invariable plane, polhode and "
                 "herpolhode, beside the family of polhodes with the separatrices",
-    window="tumble.gui.poinsot_window:PoinsotWindow",
+    window="tumble.gui.windows.poinsot_window:PoinsotWindow",
     panes=(PaneSpec("construction", CONSTRUCTION_FRACTION),
            PaneSpec("family", 1.0 - CONSTRUCTION_FRACTION, refresh_s=1.0 / 5.0)),
-    build=PoinsotView, plots=MAIN_PLOTS, legend_rows=legend_rows, title_corner="bottom"))
+    build=PoinsotView, plots=MAIN_PLOTS, legend_rows=legend_rows, title_corner="bottom")

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 
-from . import register
 from .base import PaneSpec, ViewOption, ViewSpec
 from .main import BodyView, legend_rows as body_legend
 from .plots import MAIN_PLOTS
@@ -198,10 +197,10 @@ def _options() -> tuple:
                                                           f"exported map (s, default {EXPORT_MAP_DURATION:g})")))
 
 
-SPEC = register(ViewSpec(
+SPEC = ViewSpec(
     name="stability", title="Tumble: stability map",
     description="stability map of the body's spin axes (wander of omega), click a point to run that spin",
-    window="tumble.gui.stability_window:StabilityWindow",
+    window="tumble.gui.windows.stability_window:StabilityWindow",
     panes=(PaneSpec("body", 0.5), PaneSpec("map", 0.5, kind="2d", refresh_s=TRACK_REFRESH_S)),
     build=StabilityView, runs=runs, plots=MAIN_PLOTS, legend_rows=legend_rows, options=_options(),
-    title_corner="bottom"))
+    title_corner="bottom")

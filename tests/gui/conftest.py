@@ -72,7 +72,7 @@ def open_window(qtbot):
     """Factory: ``open_window("boxes-complex", speed=10)`` -> a shown MainWindow whose first
     frame has been drawn; closed and deleted by qtbot at the end of the test."""
     from tumble.gui.launch import resolve_scenario
-    from tumble.gui.main_window import MainWindow
+    from tumble.gui.windows.main_window import MainWindow
 
     def make(scenario=None, *, speed=None, paused=False, persist=False):
         sc, preset = resolve_scenario(scenario)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tumble.physics import jit
+from tumble.physics.compiled import jit
 
 NOTE = "compiling rk4-free (about 9 s), running uncompiled"
 

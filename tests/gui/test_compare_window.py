@@ -24,7 +24,7 @@ DRAWN_DISTANCE = 40
 @pytest.fixture
 def open_compare(qtbot):
     """Factory: a shown CompareWindow whose first frame has been drawn (closed by qtbot)."""
-    from tumble.gui.compare_window import CompareWindow
+    from tumble.gui.windows.compare_window import CompareWindow
     from tumble.gui.launch import resolve_scenario
 
     def make(scenario="boxes-complex", *, speed=None, paused=False, integrators=(None, None), dts=(None, None)):

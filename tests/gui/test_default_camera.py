@@ -100,7 +100,7 @@ def test_the_default_view_shows_omega_and_l_outside_the_body(open_window, qtbot,
 
 def test_the_stability_view_frames_the_spin_for_its_shape(qtbot, tmp_path):
     """Its scene is tall and narrow: the camera is fitted again once it has its shape."""
-    from tumble.gui.stability_window import StabilityWindow
+    from tumble.gui.windows.stability_window import StabilityWindow
     from tumble.scenario import load
 
     path = tmp_path / "eraser.toml"

@@ -21,7 +21,7 @@ PIXEL_CONTRAST = 40
 def _scene_pixels(window, path):
     """The scene's area of a screenshot of the whole window (as File > Save screenshot
     writes it, without waiting for a stability map), (h, w, 3) uint8."""
-    from tumble.gui.window_parts import save_window_png
+    from tumble.gui.windows.window_parts import save_window_png
 
     save_window_png(window, path)
     image = iio.imread(path)[..., :3]

@@ -11,8 +11,8 @@ import pytest
 from PyQt5.QtCore import Qt
 from PyQt5.QtWidgets import QPushButton
 
-import tumble.gui.export_dialog as export_dialog
-from tumble.gui.export_dialog import ExportDialog
+import tumble.gui.dialogs.export_dialog as export_dialog
+from tumble.gui.dialogs.export_dialog import ExportDialog
 from tumble.scenario import load
 
 #: a child export starts Python, VTK and ffmpeg: give it time on a busy 2-core machine

@@ -69,7 +69,7 @@ def test_the_last_folder_outlives_the_window_and_serves_every_view(open_window, 
 
 
 def test_a_saved_scenario_is_named_for_a_file():
-    from tumble.gui.file_dialogs import file_stem
+    from tumble.gui.dialogs.file_dialogs import file_stem
 
     assert file_stem("T-handle (edited)") == "t-handle-edited"
     assert file_stem("Book (from the stability map)") == "book-from-the-stability-map"

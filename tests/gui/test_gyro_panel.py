@@ -7,7 +7,7 @@ import math
 import re
 
 import numpy as np
-from tumble.gui.gyro_editor import SLIDER_STEPS
+from tumble.gui.panels.gyro_editor import SLIDER_STEPS
 from tumble.physics import gyrostat
 from tumble.physics.diagnostics import rotational_energy
 

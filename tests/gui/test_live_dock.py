@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from PyQt5.QtCore import Qt
 
-from tumble.throws import synthetic as syn
-from tumble.throws.phyphox_server import PhyphoxReplay
+from tumble.throws.benches import synthetic as syn
+from tumble.throws.live.phyphox_server import PhyphoxReplay
 
 #: the fits of a few flights take a second or two; the machine may be busy
 FLIGHTS_MS = 120000

@@ -57,7 +57,7 @@ def test_a_kick_far_from_the_intermediate_axis_is_noted_and_not_given_the_axis_g
 
 def test_the_compare_window_s_key_says_l_turns_under_a_drag(qtbot, tmp_path):
     """It said "(fixed in space)" for a fitted throw, which the main window already did not."""
-    from tumble.gui.compare_window import CompareWindow
+    from tumble.gui.windows.compare_window import CompareWindow
 
     window = CompareWindow(dragged(), paused=True, persist=False)
     qtbot.addWidget(window)
@@ -74,7 +74,7 @@ def test_a_spin_chosen_on_a_map_follows_a_recomputed_map_with_fewer_directions(q
     frame loop raised IndexError ("Display error"). The choice is the lattice direction of the
     map shown, or none: never an index into another map."""
     from tumble.gui.launch import resolve_scenario
-    from tumble.gui.stability_window import StabilityWindow
+    from tumble.gui.windows.stability_window import StabilityWindow
 
     sc, preset = resolve_scenario("t-handle")
     window = StabilityWindow(sc, preset=preset, persist=False, directions=200, duration=2.0)
@@ -118,7 +118,7 @@ def _map_point(window, direction):
 def test_a_loads_cell_goes_through_the_file_s_rules(qtbot, tmp_path, kind, column, text, rule):
     """A drag, torque or force cell of 1e101 was applied (the cells skipped the file's bound),
     and File > Save scenario then wrote a file Tumble refused to load."""
-    from tumble.gui.panel import ParameterPanel
+    from tumble.gui.panels.panel import ParameterPanel
     from tumble.physics.errors import ParameterError
     from tumble.scenario import dumps, loads_toml
 
@@ -165,7 +165,7 @@ def test_the_principal_axes_in_the_body_box_show_no_negative_zero(qtbot):
     """An axis off the body axes printed [-0.00, -0.56, -0.83]: a sign on nothing."""
     import re
 
-    from tumble.gui.body_editor import BodyEditor
+    from tumble.gui.panels.body_editor import BodyEditor
     from tumble.scenario import BodySpec
 
     editor = BodyEditor()
@@ -178,7 +178,7 @@ def test_the_principal_axes_in_the_body_box_show_no_negative_zero(qtbot):
     numbers = re.findall(r"[-−]?\d+\.\d+", text)
     assert numbers and not [n for n in numbers if n[0] in "-−" and float(n[1:]) == 0], text
     # the Theory dock's cells too (an observed value of exactly -0.0)
-    from tumble.gui.theory_panel import _format
+    from tumble.gui.panels.theory_panel import _format
 
     assert _format(-0.0, "rad") == "0 rad"
 
@@ -212,7 +212,7 @@ def test_a_long_scenario_name_and_description_leave_the_inertia_fields_whole(ope
 @pytest.mark.parametrize("text", ["1_0e-3", "\u0661e-3", "inf", "1e101"])
 def test_the_compare_window_reads_its_steps_under_the_file_s_rules(qtbot, text):
     """Its dt fields read float(): "1_0e-3" and other scripts' digits were steps; a file refuses them."""
-    from tumble.gui.compare_window import CompareWindow
+    from tumble.gui.windows.compare_window import CompareWindow
 
     window = CompareWindow(load("t-handle"), paused=True, persist=False)
     qtbot.addWidget(window)

@@ -10,7 +10,7 @@ from PyQt5.QtGui import QWheelEvent
 from PyQt5.QtWidgets import QApplication
 
 from tumble.physics import body as bodies
-from tumble.gui.describe import period_text
+from tumble.gui.panels.describe import period_text
 from tumble.physics.analysis import predicted_flip_period
 from tumble.scenario import load
 
@@ -288,7 +288,7 @@ def test_an_opened_file_is_named_not_edited(open_window, qtbot, monkeypatch, tmp
 def test_a_spin_near_the_major_axis_is_not_described_as_flipping(open_window, qtbot):
     """As the stability map opens a spin in a main window: the base's name and prose, a new
     omega0."""
-    from tumble.gui.main_window import MainWindow
+    from tumble.gui.windows.main_window import MainWindow
 
     base = load("t-handle")
     _, axes = np.linalg.eigh(base.rigid_body.inertia)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tumble.gui.plots import DriftPlots, PlotsPanel, SpecPlots
+from tumble.gui.plots.live_plots import DriftPlots, PlotsPanel, SpecPlots
 from tumble.views.plots import COMPARE_PLOTS, FLIP_COLOR, MAIN_PLOTS
 
 
@@ -77,7 +77,7 @@ def test_any_spec_gets_one_plot_a_row_sharing_the_first_ones_time_axis(qtbot, sy
 
 
 def test_the_box_starts_at_the_specs_window_and_log_option(qtbot):
-    from tumble.gui.plots import PlotsBox
+    from tumble.gui.plots.live_plots import PlotsBox
 
     for spec in (MAIN_PLOTS, COMPARE_PLOTS):
         plots = SpecPlots(spec)

@@ -9,7 +9,7 @@ import pytest
 from PyQt5.QtCore import Qt
 
 from tumble.scenario import load
-from tumble.throws import synthetic as syn
+from tumble.throws.benches import synthetic as syn
 
 #: a fit of a few flights takes about a second here; the machine may be busy
 FIT_MS = 120000
@@ -203,7 +203,7 @@ def test_the_time_axis_reads_seconds_without_a_scale_factor(open_window, qtbot, 
 
 def test_saving_into_an_unwritable_folder_is_one_line_naming_the_path(open_window, qtbot, recording, tmp_path,
                                                                        monkeypatch):
-    from tumble.gui import recording_dialog
+    from tumble.gui.recordings import dialog as recording_dialog
 
     folder, _ = recording
     window = open_window("t-handle", paused=True)

@@ -7,10 +7,10 @@ import pytest
 from PyQt5.QtCore import Qt
 from PyQt5.QtGui import QColor
 
-from tumble.gui.theme import MUTED_TEXT
+from tumble.gui.common.theme import MUTED_TEXT
 from tumble.scenario import load
-from tumble.throws import synthetic as syn
-from tumble.throws.fit import triangle_violation
+from tumble.throws.benches import synthetic as syn
+from tumble.throws.fitting.fit import triangle_violation
 
 #: a fit of a few flights takes seconds here; the machine may be busy
 FIT_MS = 120000

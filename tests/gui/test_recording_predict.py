@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from tumble.scenario import load
-from tumble.throws import synthetic as syn
-from tumble.throws.predict import predict_flights
-from tumble.throws.recording import read_recording
-from tumble.throws.report import flight_scenario
+from tumble.throws.benches import synthetic as syn
+from tumble.throws.fitting.predict import predict_flights
+from tumble.throws.recordings.reader import read_recording
+from tumble.throws.fitting.report import flight_scenario
 
 #: a fit of a few flights takes seconds here; the machine may be busy
 FIT_MS = 120000

@@ -15,9 +15,9 @@ from PyQt5.QtCore import QMimeData, QPoint, Qt, QUrl
 from PyQt5.QtGui import QDragEnterEvent, QDropEvent
 from PyQt5.QtWidgets import QApplication
 
-from tumble.gui.file_dialogs import RecordingPicker
-from tumble.gui.recording_open import is_recording, open_recordings
-from tumble.throws import synthetic as syn
+from tumble.gui.dialogs.file_dialogs import RecordingPicker
+from tumble.gui.recordings.opening import is_recording, open_recordings
+from tumble.throws.benches import synthetic as syn
 
 #: a fit of a few flights takes about a second here; the machine may be busy
 FIT_MS = 120000
@@ -43,11 +43,11 @@ def test_what_counts_as_a_recording(recording, tmp_path):
 
 
 def test_tumble_gui_with_a_recording_opens_the_import_dialog_on_it(monkeypatch, recording):
-    from tumble import cli
-    from tumble.gui import recording_open
+    from tumble.cli import core as cli
+    from tumble.gui import launch
 
     calls = []
-    monkeypatch.setattr(recording_open, "run_gui_on_recording", lambda paths, **options: calls.append(paths) or 0)
+    monkeypatch.setattr(launch, "run_gui_on_recording", lambda paths, **options: calls.append(paths) or 0)
     assert cli.main(["gui", str(recording), "--quit-after", "1"]) == 0
     assert calls == [[str(recording)]]
 

@@ -4,7 +4,7 @@ Measured first: the Python heap (tracemalloc) stayed flat over 100 resizes, and 
 malloc_trim gave the growth back, so nothing leaked; the render windows' framebuffers,
 several MB each and reallocated at every new size, were kept by malloc once freed (its
 mmap threshold rises to the largest block freed, so later ones come from the heap, which
-only grows as sizes change). The windows set a fixed threshold (app.gui.heap).
+only grows as sizes change). The windows set a fixed threshold (app.gui.common.heap).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from PyQt5.QtCore import QByteArray
 
-from tumble.gui import settings as keys
+from tumble.gui.common import settings as keys
 
 ROOT = Path(__file__).resolve().parents[2]
 

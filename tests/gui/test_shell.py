@@ -43,7 +43,7 @@ def test_the_view_menu_lists_every_view_and_switches_on_the_same_scenario(open_a
     workers = window.workers
     qtbot.keyClick(window, Qt.Key_1 + VIEWS.index(target), Qt.ControlModifier)
     qtbot.waitUntil(lambda: not window.isVisible(), timeout=WAIT_MS)
-    from tumble.gui import window_parts
+    from tumble.gui.windows import window_parts
 
     new = next(w for w in window_parts._switched if w.VIEW == target)
     assert new.isVisible() and new.view_actions[target].isChecked()
@@ -61,7 +61,7 @@ def test_choosing_the_current_view_keeps_the_window(open_any):
 
 
 def test_help_about_shows_the_version_the_licence_and_the_readme(open_any):
-    from tumble.gui.help_dialogs import README
+    from tumble.gui.dialogs.help_dialogs import README
 
     window = open_any("main", paused=True)
     menu_texts = [a.text() for a in window.help_menu.actions()]

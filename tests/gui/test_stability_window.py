@@ -22,7 +22,7 @@ DIRECTIONS, DURATION = 300, 6.0
 def open_stability(qtbot):
     """Factory: a shown StabilityWindow computing a small map (closed by qtbot)."""
     from tumble.gui.launch import resolve_scenario
-    from tumble.gui.stability_window import StabilityWindow
+    from tumble.gui.windows.stability_window import StabilityWindow
 
     def make(scenario="t-handle", *, directions=DIRECTIONS, duration=DURATION, wait_map=True):
         sc, preset = resolve_scenario(scenario)

@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from tumble.gui.theory_panel import ROWS, _format
+from tumble.gui.panels.theory_panel import ROWS, _format
 from tumble.physics import exact, theory
 from tumble.scenario import load
 from tumble.simulation.worker import RECORD_INTERVAL_S

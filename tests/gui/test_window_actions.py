@@ -10,7 +10,7 @@ WAIT_MS = 30000
 
 
 def test_an_action_calls_its_slot_without_the_checked_flag(qtbot):
-    from tumble.gui.window_parts import add_action
+    from tumble.gui.windows.window_parts import add_action
 
     window = QMainWindow()
     qtbot.addWidget(window)
@@ -28,7 +28,7 @@ def test_an_action_calls_its_slot_without_the_checked_flag(qtbot):
 
 def test_kick_in_the_stability_view_kicks_the_spin_and_it_runs_on(qtbot):
     from tumble.gui.launch import resolve_scenario
-    from tumble.gui.stability_window import StabilityWindow
+    from tumble.gui.windows.stability_window import StabilityWindow
 
     sc, preset = resolve_scenario("t-handle")
     window = StabilityWindow(sc, preset=preset, persist=False, directions=200, duration=2.0)

@@ -1,0 +1,194 @@
+"""Drawing from Python: :func:`render` one frame, :func:`export` an animation, :func:`show` a view.
+
+``render`` and ``export`` draw off screen with the export's own frame loop
+(:mod:`app.export.exporter`: the scene posed by the same call the window makes); VTK is
+imported when they are called, not before. ``show`` displays the view inline in Jupyter
+and opens the window elsewhere (the only place the API imports the GUI).
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+from .types import Run, Scenario, flag_number, integrator_name, load
+from ..physics.errors import ParameterError
+
+#: what an export draws over the scene unless told (``tumble export``'s --overlay default)
+DEFAULT_OVERLAY = "time,flips,title,legend"
+EXPORT_OVERLAYS = ("time", "flips", "title", "legend", "ghost")
+#: a frame shown inline in Jupyter (pixels)
+SHOW_SIZE = (960, 540)
+
+
+def _scenario(sc) -> Scenario:
+    return load(sc.scenario if isinstance(sc, Run) else sc)
+
+
+def overlay_of(overlay, title=None):
+    """An :class:`~app.export.Overlay` from ``overlay``: a comma list of time, flips, title,
+    legend, ghost (``--overlay``), ``"none"``, a list of those names, or None (the default)."""
+    from ..export import Overlay
+
+    text = DEFAULT_OVERLAY if overlay is None else overlay
+    if isinstance(text, (list, tuple, set, frozenset)) and all(isinstance(x, str) for x in text):
+        text = ",".join(text) or "none"
+    if not isinstance(text, str):
+        raise ParameterError("--overlay", overlay, f"be a comma list of {', '.join(EXPORT_OVERLAYS)}, or none")
+    shown = {item.strip() for item in text.split(",")}
+    if shown == {"none"}:
+        shown = set()
+    if not shown <= set(EXPORT_OVERLAYS):
+        raise ParameterError("--overlay", text, f"be a comma list of {', '.join(EXPORT_OVERLAYS)}, or none")
+    return Overlay(time="time" in shown, flips="flips" in shown,
+                   title=None if "title" not in shown else (title if title is not None else ""),
+                   legend="legend" in shown, ghost="ghost" in shown)
+
+
+def _flagged(err: ParameterError, text: str) -> ParameterError:
+    """``err`` with the message ``text`` (the command line's wording of it)."""
+    out = ParameterError(err.field, err.value, err.rule)
+    out.args = (text,)
+    return out
+
+
+def export_result(sc, path, *, view="main", duration=None, fps=None, size=None, speed=1.0, overlay=None,
+                  with_plots=False, start=0.0, title=None, integrator=None, dt=None, options=None,
+                  progress=None, cancel=None, data_progress=None):
+    """Everything :func:`export` does, returning what was written: the export's
+    :class:`~app.export.exporter.ExportResult` for an animation, ``(path, rows, plan)`` for data
+    (.csv/.npz: the trajectory, one row per frame; .toml: the scenario). ``fps`` and ``size``
+    None take the format's default (30 fps, 1280x720; 20 fps and 640x360 for a GIF);
+    ``options`` the view's own (``{"integrators": ("rk4", "euler")}`` for compare);
+    ``progress(done, total)`` and ``cancel()`` as for the export loop."""
+    from types import SimpleNamespace
+
+    from .arguments import with_solver_flags
+    from ..export import DATA_FORMATS, ExportSettings, export_data, plan_export
+    from ..views import get_view
+
+    shown = overlay_of(overlay, title)
+    spec = get_view(view)
+    options = dict(options or {})
+    integrator = integrator_name(integrator)
+    if spec.name == "compare" and integrator is not None:
+        raise ParameterError("--integrator", integrator, "not be used with --view compare (use --integrators A B)")
+    flags = SimpleNamespace(integrator=integrator, dt=flag_number("--dt", dt))
+    sc = with_solver_flags(_scenario(sc), flags, ("integrator", "dt"))
+    try:
+        settings = ExportSettings(out=str(path), fps=fps, duration=duration, start=start, speed=speed,
+                                  size=None if size is None else tuple(size) if isinstance(size, (list, tuple))
+                                  else size, with_plots=with_plots, overlay=shown)
+        plan = plan_export(sc, settings)
+    except ParameterError as err:
+        raise ParameterError(f"--{err.field}", err.value, err.rule) from None
+    if plan.format in DATA_FORMATS.values() and spec.name != "main":
+        raise ParameterError("--out", str(path), f"end in .mp4, .gif or .png with --view {spec.name}")
+    if spec.name == "compare" and flags.dt is not None and "dts" not in options:
+        options["dts"] = (flags.dt, flags.dt)
+    try:
+        runs = spec.runs(sc, options)
+    except ParameterError as err:
+        if err.field.startswith("-"):  # named by the view's own option
+            raise
+        raise _flagged(err, f"--{'dts' if err.field.endswith('dt') else 'integrators'}: {err}") from None
+    if shown.ghost:
+        from ..export.exporter import check_ghost
+
+        try:
+            check_ghost(runs)
+        except ParameterError as err:
+            raise ParameterError(f"--{err.field}", err.value, err.rule) from None
+    if plan.format in DATA_FORMATS.values():
+        return (*export_data(sc, settings, progress=data_progress), plan)
+    from ..export.exporter import export as run_export
+
+    return run_export(spec, runs, plan, progress=progress, cancel=cancel, options=options)
+
+
+def export(sc, path, *, view="main", duration=None, fps=30, size=(1280, 720), speed=1.0, overlay=None,
+           with_plots=False) -> Path:
+    """Write an animation of ``view`` off screen (``tumble export``): ``path`` ending in .mp4,
+    .gif or .png (a numbered PNG sequence), or data (.csv/.npz trajectory, .toml scenario).
+
+    ``duration``: s of video (default 10, or less if the run ends sooner); ``fps`` and
+    ``size`` (width, height; even) of the frames, None for the format's default; ``speed``:
+    simulated seconds per second of video; ``overlay``: what is drawn over the scene, a comma
+    list or list of time, flips, title, legend, ghost, or ``"none"`` (default
+    ``time,flips,title,legend``); ``with_plots``: the plots beside the scene. Returns the
+    path written (the first frame of a PNG sequence).
+    """
+    result = export_result(sc, path, view=view, duration=duration, fps=fps, size=size, speed=speed,
+                           overlay=overlay, with_plots=with_plots)
+    return Path(result[0]) if isinstance(result, tuple) else Path(result.path)
+
+
+def render(sc, t=0.0, *, view="main", size=(800, 600)):
+    """The view of ``sc`` (a scenario or a run's) at simulated time ``t`` (s), drawn off screen
+    as the export draws a frame: a numpy uint8 array (height, width, 3)."""
+    from ..export import ExportSettings, Overlay, plan_export
+    from ..export.exporter import FrameComposer
+    from ..export.settings import MAX_FPS
+    from ..export.timeline import simulate_timeline
+    from ..views import get_view
+
+    sc = _scenario(sc)
+    spec = get_view(view)
+    t = flag_number("t", t, "be a number >= 0", lambda v: v >= 0)
+    runs = spec.runs(sc, {})
+    with tempfile.TemporaryDirectory(prefix="tumble-render-") as folder:  # the plan wants a target; none is written
+        settings = ExportSettings(out=Path(folder) / "frame.png", fps=MAX_FPS, duration=1.0 / MAX_FPS, start=t,
+                                  size=tuple(size) if isinstance(size, (list, tuple)) else size,
+                                  overlay=Overlay(time=True, flips=True, title="", legend=True))
+        try:
+            plan = plan_export(runs[0], settings)
+        except ParameterError as err:
+            field = {"start": "t"}.get(err.field, err.field)
+            if err.field == "duration":  # one frame past the end of the run
+                raise ParameterError("t", t, f"be < the scenario's run ({runs[0].solver.duration:g} s)") from None
+            raise ParameterError(field, err.value, err.rule) from None
+        timelines = [simulate_timeline(run, plan) for run in runs]
+        composer = FrameComposer(spec, runs, plan, timelines, {})
+        try:
+            return composer.frame(0)
+        finally:
+            composer.close()
+
+
+def png_bytes(image) -> bytes:
+    """PNG of a uint8 (H, W, 3) image."""
+    import imageio.v3 as iio
+
+    return iio.imwrite("<bytes>", image, extension=".png")
+
+
+def in_jupyter() -> bool:
+    """Whether this runs in a Jupyter kernel (an IPython shell with a kernel)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def show(sc_or_run, *, view="main"):
+    """Show ``view`` of a scenario or a run: in Jupyter the view inline (an image of it at
+    t = 0, drawn off screen); elsewhere the app's window, until it is closed (returns its
+    exit status)."""
+    sc = _scenario(sc_or_run)
+    if in_jupyter():
+        import warnings
+
+        from IPython.display import Image, display
+
+        with warnings.catch_warnings():  # pyvista's import of pooch asks tqdm for notebook widgets
+            warnings.filterwarnings("ignore", message="IProgress not found")
+            image = render(sc, 0.0, view=view, size=SHOW_SIZE)
+        display(Image(data=png_bytes(image)))
+        return None
+    from ..gui.launch import run_gui
+    from ..views import get_view
+
+    get_view(view)
+    with tempfile.TemporaryDirectory(prefix="tumble-show-") as folder:
+        path = sc.save(Path(folder) / "scenario.toml")
+        return run_gui(str(path), view=view)

@@ -1,0 +1,355 @@
+"""Command line: argument parsing, exit codes and one-line errors for every subcommand.
+
+Exit status: 0 success, 2 bad input (one line on stderr naming the field, the value and
+the rule), 1 a run that failed on its own (divergence, a disk that filled up).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import math
+import os
+import re
+import sys
+
+from .export import EXPORT_HELP, UsageError, add_export_parser, cmd_export
+from .throws import THROW_COMMANDS, add_throw_parsers
+from ..api.arguments import (
+    VIEW_NAMES,
+    ProgressBar,
+    check_out,
+    check_out_folder,
+    nonnegative,
+    number_type,
+    positive,
+    whole,
+)
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+#: what a shell reports for a process killed by SIGPIPE (128 + 13)
+EXIT_BROKEN_PIPE = 141
+#: what a shell reports for a process stopped by Ctrl+C (128 + SIGINT)
+EXIT_INTERRUPTED = 130
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports errors on one line (long values cut) and exits 2."""
+
+    def error(self, message):  # noqa: D401 - argparse API
+        from ..physics.errors import MAX_VALUE_CHARS, shorten
+
+        # "argument --dt: --dt must be ..." -> "--dt must be ..."
+        head, sep, rest = message.partition(": ")
+        if head.startswith("argument ") and sep and rest.startswith(head[len("argument "):].split("/")[0]):
+            message = rest
+        # argparse quotes what it could not take ("invalid choice: 'xxx...'"): cut it
+        message = re.sub(r"'[^']{%d,}'" % (MAX_VALUE_CHARS + 1), lambda m: shorten(m.group(0)), message)
+        raise UsageError(shorten(message if rest.startswith("-") and sep else f"{self.prog}: {message}", 1000))
+
+
+def _integrator(text):
+    from ..physics.errors import ParameterError
+    from ..physics.integrators import integrator_info
+
+    try:
+        return integrator_info(text).name
+    except ParameterError as err:
+        raise argparse.ArgumentTypeError(str(ParameterError("--integrator", text, err.rule))) from None
+
+
+def _integrator_help(what: str) -> str:
+    from ..physics.integrators import INTEGRATORS
+
+    return f"{what}: one of {', '.join(INTEGRATORS)}"
+
+
+def build_parser(argv=None) -> argparse.ArgumentParser:
+    """The parser of every subcommand. Given the command line ``argv``, ``export``'s options
+    (read from the view registry, which imports pyvista) are built only if that is the command
+    run: the other commands start without drawing code."""
+    from .. import __version__
+    from ..simulation.stability import DEFAULT_DIRECTIONS, DEFAULT_DURATION, MAX_DIRECTIONS
+
+    p = _Parser(prog="tumble", description="Free rigid-body rotation: watch it, measure it, export it.")
+    p.add_argument("--version", action="version", version=f"tumble {__version__}")
+    sub = p.add_subparsers(dest="command", parser_class=_Parser)
+
+    s = sub.add_parser("simulate", help="simulate a scenario headless and write its trajectory")
+    s.add_argument("scenario", help="preset name or TOML file")
+    s.add_argument("--integrator", type=_integrator, metavar="NAME",
+                   help=_integrator_help("integrator (default: the scenario's)"))
+    s.add_argument("--dt", type=positive("--dt"), help="step (s); for dop853 the largest step")
+    s.add_argument("--duration", type=positive("--duration"), help="simulated time (s)")
+    s.add_argument("--sample", type=positive("--sample"), help="output interval (s), default dt")
+    s.add_argument("--out", required=True, help="FILE.csv or FILE.npz")
+    s.add_argument("--outputs", metavar="LIST",
+                   help="extra column groups, Exudyn names: AngularVelocity, Rotation, RotationMatrix, "
+                        "AngularAcceleration, AngularAccelerationLocal, Position, Velocity, Acceleration, "
+                        "VelocityLocal, AccelerationLocal; DamperAngularVelocity (a body with a damper)")
+    s.add_argument("--point", metavar="X,Y,Z", help="body-fixed point (body frame, m, from the reference point) "
+                   "for Position/Velocity/Acceleration outputs")
+
+    sub.add_parser("presets", help="list the shipped presets")
+
+    i = sub.add_parser("inspect", help="print the body's mass properties and predictions")
+    i.add_argument("scenario")
+    i.add_argument("--json", action="store_true", help="one JSON object")
+
+    b = sub.add_parser("bench", help="accuracy/speed table against exact solutions, or the GUI frame rate")
+    b.add_argument("scenarios", nargs="*", help="presets or TOML files (default: boxes-simple boxes-complex)")
+    b.add_argument("--integrators", nargs="+", type=_integrator, metavar="NAME",
+                   help=_integrator_help("integrators to measure (default: all)"))
+    b.add_argument("--dt", nargs="+", type=positive("--dt"), metavar="S",
+                   help="steps to test (default 0.01 0.005 0.0025 0.001)")
+    b.add_argument("--json", action="store_true", help="print rows as a JSON list (or the GUI figures)")
+    b.add_argument("--wide", action="store_true",
+                   help="print every figure as one Markdown table (about 230 columns) instead of a table per "
+                        "scenario in 100 columns")
+    b.add_argument("--out", help="folder for bench.csv and the work-precision plot")
+    b.add_argument("--gui", action="store_true", help="measure the real window instead")
+    b.add_argument("--seconds", type=positive("--seconds"), default=60.0, help="GUI bench length (s)")
+    b.add_argument("--speed", type=positive("--speed"), default=1.0, help="GUI bench playback speed")
+    b.add_argument("--view", default="main", help="GUI bench: the view measured (default main)")
+    from ..gui.bench import MAX_REFERENCE_SECONDS, REFERENCE_SECONDS  # a light module: constants, no Qt
+
+    b.add_argument("--reference-seconds", metavar="S",
+                   type=number_type("--reference-seconds", f"be a number from 0 to {MAX_REFERENCE_SECONDS:g}",
+                                    lambda v: 0 <= v <= MAX_REFERENCE_SECONDS),
+                   help="GUI bench: seconds the simplest pyvistaqt window is measured after the view, for "
+                        f"fps_ratio (default: --seconds, at most {REFERENCE_SECONDS:g}; 0 skips it)")
+
+    st = sub.add_parser("stability", help="map how far omega wanders, for spin axes all over the sphere")
+    st.add_argument("scenario", help="preset name or TOML file (its body and |omega| are used)")
+    st.add_argument("--directions", type=whole("--directions", 1, MAX_DIRECTIONS), metavar="N",
+                    help=f"initial spin axes, a Fibonacci lattice in body axes (default {DEFAULT_DIRECTIONS})")
+    st.add_argument("--duration", type=positive("--duration"), metavar="S",
+                    help=f"simulated time per direction (s, default {DEFAULT_DURATION:g})")
+    st.add_argument("--out", required=True, help="FILE.npz (arrays) or FILE.png (latitude-longitude map)")
+
+    if argv is None or _command(argv) == "export":
+        add_export_parser(sub, _integrator, _integrator_help)
+    else:
+        sub.add_parser("export", help=EXPORT_HELP)
+
+    g = sub.add_parser("gui", help="open the app window")
+    g.add_argument("scenario", nargs="?")
+    g.add_argument("--paused", action="store_true")
+    g.add_argument("--view", default="main", help="the window opened: " + ", ".join(VIEW_NAMES) + " (default main)")
+    g.add_argument("--screenshot", metavar="FILE", help="save a PNG of the window and exit")
+    g.add_argument("--quit-after", type=nonnegative("--quit-after"), metavar="S",
+                   help="seconds of wall time before the screenshot/exit")
+    g.add_argument("--live", metavar="URL", help="follow a phone live (phyphox remote access, http://HOST:PORT)")
+    add_throw_parsers(sub)
+    from .live import add_live_parsers
+    add_live_parsers(sub, COMMANDS)
+    return p
+
+
+def _command(argv) -> str | None:
+    """The subcommand named on the command line ``argv`` (its first word that is not an option)."""
+    return next((a for a in argv if not str(a).startswith("-")), None)
+
+
+def _load_scenario(arg):
+    from ..scenario import load
+
+    return load(arg)
+
+
+# ------------------------------------------------------------------ commands
+
+
+def cmd_simulate(args) -> int:
+    import numpy as np
+
+    from ..api.functions import simulate
+    from ..simulation.table import write_table
+
+    out = check_out(args.out, (".csv", ".npz"))
+    with ProgressBar("simulate") as bar:
+        run = simulate(args.scenario, integrator=args.integrator, dt=args.dt, duration=args.duration,
+                       sample=args.sample, outputs=args.outputs, point=args.point, progress=bar)
+    write_table(out, run.columns)
+    print(run.summary())
+    if np.any(np.asarray(run.scenario.rigid_body.center_of_mass) != 0):
+        print("columns c*, v* describe the centre of mass; the body's reference point is at "
+              "-center_of_mass from it (use --outputs Position --point 0,0,0 for the reference point)")
+    print(f"wrote {out}")
+    return EXIT_OK
+
+
+def cmd_presets(args) -> int:
+    from ..api.functions import presets
+
+    rows = list(presets().items())
+    if not rows:
+        from ..scenario.files import PRESETS_DIR
+
+        print(f"tumble: no presets found in {PRESETS_DIR} (a broken install: reinstall tumble)", file=sys.stderr)
+        return EXIT_FAILED
+    width = max(len(n) for n, _ in rows)
+    for name, desc in rows:
+        print(f"{name:<{width}}  {desc}")
+    return EXIT_OK
+
+
+def cmd_inspect(args) -> int:
+    from ..api.functions import inspect
+    from ..scenario.inspection import inspect_text
+
+    info = inspect(args.scenario)
+    print(json.dumps(info) if args.json else inspect_text(info["name"], info))
+    return EXIT_OK
+
+
+DEFAULT_BENCH = ["boxes-simple", "boxes-complex"]
+DEFAULT_BENCH_DT = [0.01, 0.005, 0.0025, 0.001]
+
+
+def cmd_bench(args) -> int:
+    if args.gui:
+        from ..gui.bench import figures_text, run_gui_bench
+
+        if no_display():
+            return EXIT_USAGE
+        fig = run_gui_bench(seconds=args.seconds, speed=args.speed, view=args.view,
+                            reference_seconds=args.reference_seconds)
+        print(json.dumps(fig) if args.json else figures_text(fig))
+        return EXIT_OK
+    from ..simulation.benchmark import check_bench_size, markdown_table, run_bench, text_table
+
+    out_dir = check_out_folder(args.out) if args.out else None
+    scenarios = [_load_scenario(s) for s in (args.scenarios or DEFAULT_BENCH)]
+    dts = args.dt or DEFAULT_BENCH_DT
+    check_bench_size(scenarios, args.integrators, dts)
+    with ProgressBar("bench") as bar:
+        rows = run_bench(scenarios, args.integrators, dts, progress=bar)
+    if args.json:
+        # a row that does not apply (exact with torques) or diverged has no figures: null
+        print(json.dumps([{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in r.items()}
+                          for r in rows], allow_nan=False))
+    else:
+        print(markdown_table(rows) if args.wide else text_table(rows))
+    if out_dir is not None:
+        from ..simulation.bench_output import write_bench_outputs
+
+        out_dir.mkdir(parents=True, exist_ok=True)
+        paths = write_bench_outputs(rows, out_dir)
+        print("wrote " + ", ".join(str(p) for p in paths), file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_stability(args) -> int:
+    from ..api.functions import stability_map
+    from ..simulation.stability import write_npz, write_png
+
+    out = check_out(args.out, (".npz", ".png"))
+    with ProgressBar("stability") as bar:
+        sc, smap = stability_map(args.scenario, args.directions, args.duration, progress=bar)
+    directions, duration, omega_norm = len(smap.wander), smap.duration, smap.omega_norm
+    if out.suffix.lower() == ".png":
+        write_png(smap, out, title=f"{sc.name}: stability map, |ω| = {omega_norm:.4g} rad/s, "
+                                   f"{duration:g} s, {directions} directions")
+    else:
+        write_npz(smap, out)
+    axis = ", ".join(f"{label.split(':')[0]} {w:.3g}" for label, w in zip(smap.axis_labels, smap.axis_wander()))
+    print(f"{sc.name}: {directions} directions at |omega| = {omega_norm:.6g} rad/s over {duration:g} s "
+          f"({smap.integrator}, dt = {smap.dt:.3g} s); wander (rad) near the axes: {axis}")
+    print(f"wrote {out}")
+    return EXIT_OK
+
+
+def no_display() -> bool:
+    """True, after saying so in one line on stderr, where a window cannot open: Linux without
+    DISPLAY, WAYLAND_DISPLAY or a QT_QPA_PLATFORM chosen. Qt itself would abort the process
+    with a message about reinstalling the application (exit 134)."""
+    if not sys.platform.startswith("linux") or any(os.environ.get(v) for v in DISPLAY_VARIABLES):
+        return False
+    print("tumble: error: no display found (DISPLAY and WAYLAND_DISPLAY are not set): run the window on a "
+          "virtual one, xvfb-run -a tumble, or work headless with tumble export, simulate or inspect "
+          "(tumble --help)", file=sys.stderr)
+    return True
+
+
+#: any of these set means a window can open (QT_QPA_PLATFORM=offscreen draws without a display)
+DISPLAY_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
+
+
+def cmd_gui(args) -> int:
+    if no_display():
+        return EXIT_USAGE
+    from ..gui.launch import run_gui, run_gui_on_recording
+    from ..gui.recordings.opening import is_recording
+
+    if args.scenario is not None and is_recording(args.scenario):  # a recording: the import dialog fits it
+        return run_gui_on_recording([args.scenario], paused=args.paused, view=args.view, screenshot=args.screenshot,
+                                    quit_after=args.quit_after)
+    if args.live is not None:
+        from ..throws.live.client import parse_url
+
+        parse_url(args.live)
+        if args.view != "main":
+            raise UsageError(f"--live goes with the main view, not --view {args.view}")
+    return run_gui(args.scenario, paused=args.paused, view=args.view, screenshot=args.screenshot,
+                   quit_after=args.quit_after, live=args.live)
+
+
+COMMANDS = {
+    "simulate": cmd_simulate,
+    "presets": cmd_presets,
+    "inspect": cmd_inspect,
+    "bench": cmd_bench,
+    "stability": cmd_stability,
+    "export": cmd_export,
+    "gui": cmd_gui,
+}
+
+
+COMMANDS.update(THROW_COMMANDS)
+
+
+def main(argv=None) -> int:
+    """Entry point of ``tumble`` and ``python -m tumble``; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    from ..physics.errors import DivergenceError, ParameterError, shorten
+
+    try:
+        if not argv:
+            argv = ["gui"]
+        args = build_parser(argv).parse_args(argv)
+        if args.command is None:
+            args = build_parser(["gui"]).parse_args(["gui"])
+        return COMMANDS[args.command](args)
+    except UsageError as err:
+        print(f"tumble: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except ParameterError as err:
+        print(f"tumble: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except DivergenceError as err:
+        print(f"tumble: {err}", file=sys.stderr)
+        return EXIT_FAILED
+    except BrokenPipeError:  # the reader went away (tumble presets | head -1): nothing to say
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+    except OSError as err:  # the system refused (a full disk): the run failed, not the input
+        where = f" ({shorten(err.filename, 200)})" if getattr(err, "filename", None) else ""
+        print(f"tumble: error: {shorten(err.strerror or err, 200)}{where}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:  # every file is written atomically: nothing partial is left
+        print("tumble: interrupted, nothing written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as err:  # a bug of ours: still one line, the traceback on request
+        if os.environ.get("TUMBLE_DEBUG"):
+            raise
+        text = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        print(f"tumble: internal error: {err.__class__.__name__}: {shorten(text, 200)} "
+              "(set TUMBLE_DEBUG=1 for the traceback)", file=sys.stderr)
+        return EXIT_FAILED
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,172 @@
+"""Command line of the live stream: ``tumble live`` (a phone's throws fitted as they land) and
+``tumble phyphox-replay`` (a stand-in phone serving recordings over phyphox's protocol).
+
+``tumble live`` exits 0 at ``--duration`` or on Ctrl+C, 130 only when Ctrl+C ends a run that
+received nothing, 2 on bad input (one line).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+
+from ..api.arguments import check_out_folder, nonnegative, positive, whole
+
+EXIT_OK, EXIT_INTERRUPTED = 0, 130
+DRAG_CHOICES = ("none", "linear", "quadratic")
+FAULTS = ("outage", "sleep", "clear", "session", "drop", "redirect", "garbage", "huge")
+
+
+def add_live_parsers(sub, commands: dict) -> None:
+    """``tumble live`` and ``tumble phyphox-replay``; their handlers go into ``commands``."""
+    lv = sub.add_parser("live", help="follow a phone's gyroscope live (phyphox remote access): each throw "
+                                     "fitted as it lands")
+    lv.add_argument("url", metavar="URL", help="the address phyphox shows under remote access, "
+                                               "e.g. http://192.168.1.23:8080")
+    lv.add_argument("--fit", metavar="FIT.toml", help="hold this body fixed (a scenario from tumble fit --out)")
+    lv.add_argument("--drag", default="quadratic", choices=DRAG_CHOICES, metavar="none|linear|quadratic",
+                    help="the drag torque fitted (default quadratic)")
+    lv.add_argument("--json", action="store_true", help="one JSON object per event and line")
+    lv.add_argument("--duration", type=positive("--duration"), metavar="S", help="stop after S wall seconds")
+    lv.add_argument("--out", metavar="DIR", help="write every sample (one CSV per segment) and the last fit there")
+    rp = sub.add_parser("phyphox-replay", help="a stand-in phone: serve recordings over phyphox's remote "
+                                               "access on 127.0.0.1, in real time")
+    rp.add_argument("recordings", nargs="+", metavar="RECORDING", help="phyphox folders or zips, or CSV files")
+    rp.add_argument("--port", type=whole("--port", 0, 65535), default=8080, help="port (default 8080; 0: any free)")
+    rp.add_argument("--speed", type=positive("--speed"), default=1.0, metavar="X", help="playback speed (default 1)")
+    rp.add_argument("--loop", action="store_true", help="play the recordings over and over")
+    rp.add_argument("--jitter", type=nonnegative("--jitter"), default=0.0, metavar="S",
+                    help="move each stamp by this much (s, standard deviation), keeping their order")
+    rp.add_argument("--batch", type=nonnegative("--batch"), default=0.0, metavar="S",
+                    help="the samples appear in batches this long (s)")
+    rp.add_argument("--fault", action="append", default=[], metavar="KIND@T[:S]",
+                    help="at playback time T (s): outage:S (requests hang, measuring goes on), sleep:S "
+                         "(requests hang, nothing measured), clear, session, drop, redirect, garbage, huge (100 MB)")
+    rp.add_argument("--duration", type=positive("--duration"), metavar="S", help="stop after S wall seconds")
+    lb = sub.add_parser("live-bench", help="the live stream's figures: a synthetic session replayed in real time "
+                                           "with an outage and a clear, followed by tumble live")
+    lb.add_argument("--throws", type=whole("--throws", 2, 200), default=12, help="throws in the session (default 12)")
+    lb.add_argument("--seed", type=whole("--seed", 0, 2**31 - 1), default=2026, help="random seed (default 2026)")
+    lb.add_argument("--speed", type=positive("--speed"), default=1.0, metavar="X", help="replay speed (default 1)")
+    lb.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    commands.update({"live": cmd_live, "phyphox-replay": cmd_phyphox_replay, "live-bench": cmd_live_bench})
+
+
+def _stop_flag():
+    """(should_stop, stop, restore): SIGINT and SIGTERM set the flag instead of raising."""
+    state = {"stop": False, "signal": None}
+
+    def handler(signum, _frame):
+        state["stop"], state["signal"] = True, signum
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def restore():
+        for s, h in old.items():
+            signal.signal(s, h)
+    return state, restore
+
+
+def _line(event: dict) -> str:
+    kind = event["event"]
+    if kind == "connected":
+        return f"connected: {event['title'] or 'phyphox'} (session {event['session']})"
+    if kind == "reconnecting":
+        return f"reconnecting: {event['error']}"
+    if kind == "cleared":
+        return f"the phone's time restarted: segment {event['segment']}"
+    if kind == "flight":
+        ratios = ", ".join(f"{x:.4f}" for x in event["ratios"]) if event["ratios"] else "-"
+        flips = " ".join(f"{name} {'-' if event[key] is None else format(event[key], '.3f')} s" for name, key in
+                         (("measured", "flip_time_measured"), ("predicted", "flip_time_predicted")))
+        skipped = f" (left out: {event['reason']})" if event["excluded"] else ""
+        speed = sum(x * x for x in event["omega0"]) ** 0.5
+        return (f"flight: segment {event['segment']} {event['start']:.3f}-{event['end']:.3f} s, |w0| {speed:.2f} "
+                f"rad/s; flip {flips}; ratios {ratios} ({event['flights_used']} flights){skipped}")
+    ratios = ", ".join(f"{x:.4f}" for x in event["ratios"]) if event.get("ratios") else "-"
+    return (f"end: {event['samples']} samples, {event['segments']} segments, {event['flights']} flights; "
+            f"ratios {ratios}")
+
+
+def cmd_live(args) -> int:
+    from ..throws.live.session import LiveSession
+    from ..throws.live.client import parse_url
+
+    parse_url(args.url)
+    if args.fit:
+        from ..throws.live.fitter import fixed_body
+
+        fixed = fixed_body(args.fit)
+    else:
+        fixed = None
+    out = check_out_folder(args.out) if args.out else None
+
+    def emit(event):
+        print(json.dumps(event, allow_nan=False) if args.json else _line(event), flush=True)
+
+    session = LiveSession(args.url, emit, args.drag, fixed, out)
+    state, restore = _stop_flag()
+    deadline = time.monotonic() + args.duration if args.duration else None
+    try:
+        session.run(lambda: state["stop"] or (deadline is not None and time.monotonic() >= deadline))
+    finally:
+        restore()
+    if state["signal"] == signal.SIGINT and session.stream.samples == 0:
+        print("tumble: interrupted, nothing received", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    emit(session.end_event())
+    return EXIT_OK
+
+
+def _fault(text: str):
+    from ..physics.errors import ParameterError
+
+    kind, _, rest = text.partition("@")
+    at, _, seconds = rest.partition(":")
+    try:
+        at_s, dur = float(at), float(seconds or 0.0)
+    except ValueError:
+        at_s = dur = float("nan")
+    if kind not in FAULTS or not (0 <= at_s < 1e6) or not (0 <= dur < 1e6) or (kind in ("outage", "sleep") and dur <= 0):
+        raise ParameterError("--fault", text, f"be KIND@T or KIND@T:S with KIND one of {', '.join(FAULTS)} "
+                                              "(outage and sleep take S > 0)")
+    return kind, at_s, dur
+
+
+def cmd_phyphox_replay(args) -> int:
+    from ..throws.live.phyphox_server import replay_recordings
+
+    faults = [_fault(f) for f in args.fault]
+    try:
+        replay = replay_recordings(args.recordings, speed=args.speed, loop=args.loop, jitter_s=args.jitter,
+                                   batch_s=args.batch, port=args.port)
+    except OSError as err:
+        from ..physics.errors import ParameterError
+
+        raise ParameterError("--port", args.port, f"be free on 127.0.0.1 ({err.strerror or err})") from None
+    for kind, at, seconds in faults:
+        replay.schedule(at, kind, seconds)
+    n, span = len(replay.timeline), float(replay.timeline.t[-1])
+    print(f"serving {n} samples ({span:.1f} s at {args.speed:g}x) at {replay.url}", flush=True)
+    state, restore = _stop_flag()
+    deadline = time.monotonic() + args.duration if args.duration else None
+    replay.start()
+    try:
+        while not state["stop"] and (deadline is None or time.monotonic() < deadline):
+            time.sleep(0.05)
+    finally:
+        replay.stop()
+        restore()
+    return EXIT_OK
+
+
+def cmd_live_bench(args) -> int:
+    from ..throws.benches.live_bench import run_live_bench
+
+    figures = run_live_bench(args.throws, args.seed, args.speed,
+                             say=(lambda line: None) if args.json else (lambda line: print(line, flush=True)))
+    if args.json:
+        print(json.dumps(figures, allow_nan=False))
+    return EXIT_OK

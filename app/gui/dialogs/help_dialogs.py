@@ -1,0 +1,109 @@
+"""The Help menu's dialogs: About (version, licence, where the README is) and the keyboard shortcuts."""
+
+from __future__ import annotations
+
+import importlib.metadata
+from pathlib import Path
+
+from PyQt5.QtCore import Qt
+from PyQt5.QtGui import QKeySequence
+from PyQt5.QtWidgets import (QAction, QDialog, QDialogButtonBox, QHeaderView, QMessageBox, QTableWidget,
+                             QTableWidgetItem, QVBoxLayout)
+
+from ... import __version__
+
+#: the distribution whose metadata About reads
+DISTRIBUTION = "tumble"
+#: the README of a clone: next to the ``app`` package
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _metadata():
+    try:
+        return importlib.metadata.metadata(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def readme_location() -> str:
+    """Where the README is: its path in a clone, else the project's URL from the metadata."""
+    if README.is_file():
+        return str(README)
+    meta = _metadata()
+    urls = (meta.get_all("Project-URL") or []) if meta is not None else []
+    if urls:  # "Label, https://..."
+        return urls[0].partition(",")[2].strip() or urls[0]
+    return f"the package's description (pip show --verbose {DISTRIBUTION})"
+
+
+def licence() -> str:
+    """The licence the project's metadata declares."""
+    meta = _metadata()
+    if meta is None:
+        return "unknown (the package is not installed)"
+    return meta.get("License-Expression") or meta.get("License") or "unknown"
+
+
+def about_text() -> str:
+    return (f"<b>Tumble {__version__}</b><br>See and measure the free rotation of a rigid body."
+            f"<br><br>Licence: {licence()}<br>README: {readme_location()}")
+
+
+def about_box(window) -> QMessageBox:
+    """Help > About, shown (not modal) over ``window``; deleted when closed."""
+    box = QMessageBox(QMessageBox.Information, "About Tumble", about_text(), QMessageBox.Ok, window)
+    box.setTextFormat(Qt.RichText)
+    box.setTextInteractionFlags(Qt.TextSelectableByMouse)
+    box.setAttribute(Qt.WA_DeleteOnClose)
+    box.show()
+    return box
+
+
+def shortcuts(window) -> list[tuple[str, str, str]]:
+    """(keys, command, what it does) of every enabled, visible action of ``window`` that has
+    a shortcut, shortest keys first."""
+    rows, seen = [], set()
+    for action in window.findChildren(QAction):
+        key = action.shortcut().toString(QKeySequence.NativeText)
+        if not key or not action.isEnabled() or not action.isVisible() or key in seen:
+            continue
+        seen.add(key)
+        text = action.text().replace("&", "")
+        tip = action.toolTip().removesuffix(f" ({key})")
+        rows.append((key, text.rstrip("…"), "" if tip == text else tip))
+    return sorted(rows, key=lambda row: (len(row[0]), row[0]))
+
+
+def shortcuts_dialog(window) -> QDialog:
+    """Help > Keyboard shortcuts: a table made from ``window``'s actions (not modal); its
+    ``table`` attribute is the QTableWidget."""
+    dialog = QDialog(window)
+    dialog.setWindowTitle("Keyboard shortcuts")
+    dialog.setAttribute(Qt.WA_DeleteOnClose)
+    rows = shortcuts(window)
+    table = dialog.table = QTableWidget(len(rows), 3, dialog)
+    table.setHorizontalHeaderLabels(("Keys", "Command", "What it does"))
+    table.verticalHeader().hide()
+    table.setEditTriggers(QTableWidget.NoEditTriggers)
+    # a long description wraps onto more lines of its row instead of ending in "..."
+    table.setWordWrap(True)
+    table.setTextElideMode(Qt.ElideNone)
+    for i, row in enumerate(rows):
+        for j, text in enumerate(row):
+            item = QTableWidgetItem(text)
+            item.setToolTip(text)
+            table.setItem(i, j, item)
+    table.resizeColumnsToContents()
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(2, QHeaderView.Stretch)
+    # the rows' heights follow the description column's width (known once laid out)
+    header.sectionResized.connect(lambda *_: table.resizeRowsToContents())
+    buttons = QDialogButtonBox(QDialogButtonBox.Close, dialog)
+    buttons.rejected.connect(dialog.close)
+    lay = QVBoxLayout(dialog)
+    lay.addWidget(table)
+    lay.addWidget(buttons)
+    dialog.resize(760, 440)
+    dialog.show()
+    table.resizeRowsToContents()
+    return dialog

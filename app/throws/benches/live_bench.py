@@ -1,0 +1,127 @@
+"""The live stream's figures: a synthetic session replayed in real time through a stand-in phone
+with an outage and a clear midway, while ``tumble live --json --out`` runs in a child process.
+
+Printed: throws reported as one flight each (start and end within 0.1 s of the true ones),
+the latency of each report after its catch (wall s), the child's CPU time over its wall time
+(from the kernel's accounting of the child), the end ratios against an offline fit of the
+same recordings, and whether every served sample reached the CSV files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import synthetic as syn
+from ..fitting.fit import fit_paths
+from ..live.phyphox_server import PhyphoxReplay
+from ..recordings.reader import read_recording
+
+#: a throw counts as found when a flight's start and end lie this close (s) to the true ones
+MATCH_S = 0.1
+#: wall seconds the client runs past the end of the replay
+TAIL_S = 3.0
+
+
+def session(folder: Path, throws: int, seed: int):
+    """A synthetic session of ``throws`` throws written as a phyphox folder; (path, t, w, throws)."""
+    rng = np.random.default_rng(seed)
+    truth = syn.Truth.rotated(2.0)
+    t, w, plan = syn.make_recording(truth, syn.throw_mix(truth, throws, rng), rng, (0.5, 1.0))
+    return syn.write_phyphox(folder / "session", t, w), t, w, plan
+
+
+def _read_events(proc, events, began):
+    for line in proc.stdout:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        event["_wall"] = time.monotonic() - began
+        events.append(event)
+
+
+def run_live_bench(throws: int = 12, seed: int = 2026, speed: float = 1.0, outage_s: float = 2.5,
+                   say=print) -> dict:
+    """Replay, follow, measure; returns the figures (see the module's docstring)."""
+    with tempfile.TemporaryDirectory(prefix="tumble-live-bench-") as tmp:
+        folder = Path(tmp)
+        path, t, w, plan = session(folder, throws, seed)
+        replay = PhyphoxReplay([(t, w)], speed=speed)
+        shift = replay.timeline.t[0] - t[0]           # recording time -> timeline time
+        span = float(replay.timeline.t[-1])
+        outage_at, clear_at = 0.4 * span, 0.6 * span
+        for at, kind, seconds in ((outage_at, "outage", outage_s), (clear_at, "clear", 0.0)):
+            # between two throws, so that no throw is cut by the fault itself
+            gaps = [(p.end + shift + 0.4, q.start + shift - 0.4) for p, q in zip(plan, plan[1:])]
+            best = min(gaps, key=lambda g: abs(0.5 * (g[0] + g[1]) - at))
+            replay.schedule(best[0], kind, seconds)
+        out = folder / "out"
+        cmd = [sys.executable, "-m", "tumble", "live", replay.url, "--json", "--out", str(out),
+               "--duration", f"{span / speed + TAIL_S:.2f}"]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        replay.start()
+        began = time.monotonic()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=os.environ.copy())
+        events: list[dict] = []
+        reader = threading.Thread(target=_read_events, args=(proc, events, began), daemon=True)
+        reader.start()
+        proc.wait()
+        wall = time.monotonic() - began
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        reader.join(5.0)
+        replay.stop()
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        clear_origin = replay.epoch_origin
+        flights = [e for e in events if e["event"] == "flight"]
+        found, latencies, per_throw = 0, [], []
+        for p in plan:
+            start, end = p.start + shift, p.end + shift
+            hits = [e for e in flights
+                    if abs(e["start"] + (clear_origin if e["segment"] else 0.0) - start) <= MATCH_S
+                    and abs(e["end"] + (clear_origin if e["segment"] else 0.0) - end) <= MATCH_S]
+            if len(hits) == 1:
+                found += 1
+                latencies.append(hits[0]["_wall"] - end / speed)
+            per_throw.append({"start": start, "end": end, "hits": len(hits),
+                              "latency_s": latencies[-1] if len(hits) == 1 else None})
+        _, reference = fit_paths([str(path)])
+        end = next((e for e in events if e["event"] == "end"), None)
+        ratio_error = (float(np.max(np.abs(np.asarray(end["ratios"]) - reference.moments)))
+                       if end and end["ratios"] else None)
+        served = sum(len(read_recording(p).t) for p in sorted(out.glob("segment-*.csv")))
+        figures = {
+            "throws": len(plan), "found": found, "flight_events": len(flights),
+            "latency_median_s": float(np.median(latencies)) if latencies else None,
+            "latency_max_s": float(np.max(latencies)) if latencies else None,
+            "within_2s": int(sum(x <= 2.0 for x in latencies)),
+            "reconnecting": sum(e["event"] == "reconnecting" for e in events),
+            "cleared": sum(e["event"] == "cleared" for e in events),
+            "cpu_s": cpu, "wall_s": wall, "cpu_share": cpu / wall,
+            "end_ratios": end["ratios"] if end else None, "reference_ratios": [float(x) for x in reference.moments],
+            "ratio_error": ratio_error,
+            "per_throw": per_throw, "events": [{k: e.get(k) for k in ("event", "segment", "start", "end", "_wall",
+                                                                      "error")} for e in events],
+            "samples_in_csv": served, "samples_played": len(t), "exit": proc.returncode,
+        }
+    say(f"{found} of {len(plan)} throws reported as one flight each (start and end within {MATCH_S:g} s); "
+        f"{figures['within_2s']} within 2 s of the catch")
+    if latencies:
+        say(f"latency after the catch: median {figures['latency_median_s']:.2f} s, "
+            f"max {figures['latency_max_s']:.2f} s")
+    say(f"events: {figures['reconnecting']} reconnecting, {figures['cleared']} cleared; exit {proc.returncode}")
+    say(f"CPU {cpu:.2f} s over {wall:.1f} s wall = {100 * cpu / wall:.0f}% of one core")
+    if ratio_error is not None:
+        say(f"end ratios {', '.join(f'{x:.4f}' for x in end['ratios'])}, offline fit "
+            f"{', '.join(f'{x:.4f}' for x in reference.moments)}: largest difference {ratio_error:.4f}")
+    say(f"samples in the CSV files: {served} of {len(t)} played (a clear discards those it empties)")
+    return figures

@@ -1,0 +1,235 @@
+"""Flights of whole recordings: found from the rates alone, then their edges settled with a fitted body.
+
+:func:`find_flights` runs :mod:`.flights` over every recording (a first inertia from the
+rates, flights by the torque residual, a second inertia from those flights, the flights
+again); :func:`settle_edges` moves each flight's edges to where a fitted body, started on
+the flight's core, stops matching its measured rates, refitting the flight's initial rate
+alone each time; :func:`cut_edge` says whether a recording begins or ends inside a flight;
+:func:`flights_with_body` finds flights with a known body (``tumble predict``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from ...physics.errors import ParameterError
+from . import flights as fl
+from .dynamics import simulate_rates
+from ..recordings.reader import Recording
+from .solver import FitCancelled
+
+#: most passes of moving the flights' edges to where the fit stops matching
+EDGE_PASSES = 6
+#: the edges' tolerance is set by the fit's rms this far (s) inside them
+EDGE_MARGIN_S = 0.1
+#: fewest samples in a flight's core for it to be fitted on its own
+CORE_MIN_SAMPLES = 20
+
+
+def merge(recordings, flights):
+    """Flights sorted, overlapping ones of one recording joined (never across a pause)."""
+    out = []
+    for f in sorted(flights, key=lambda f: (f.recording, f.i0)):
+        seg = recordings[f.recording].segment
+        if out and out[-1].recording == f.recording and f.i0 <= out[-1].i1 and seg[f.i0] == seg[out[-1].i0]:
+            out[-1] = fl.Flight(f.recording, out[-1].i0, max(out[-1].i1, f.i1))
+        else:
+            out.append(f)
+    return out
+
+
+def check_windows(recordings, windows):
+    """Every ``--flights`` window must overlap a recording."""
+    if windows is None:
+        return
+    for lo, hi in windows:
+        if not any(hi >= r.t[0] and lo <= r.t[-1] for r in recordings):
+            spans = ", ".join(f"{r.t[0]:g} to {r.t[-1]:g} s" for r in recordings)
+            raise ParameterError("--flights", f"{lo:g}:{hi:g}", f"lie within the recording ({spans})")
+
+
+def derivatives(recordings) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(smoothed w, dw/dt) of each recording (:func:`~app.throws.fitting.flights.smooth_and_derivative`)."""
+    return [fl.smooth_and_derivative(rec.t, rec.w) for rec in recordings]
+
+
+def find_flights(recordings, windows=None, drag_model="quadratic", smoothed=None):
+    """(flights, inertia guess, drag guess) from the rates alone (see :mod:`.flights`);
+    ``smoothed``: the recordings' :func:`derivatives`, if already known."""
+    check_windows(recordings, windows)
+    smoothed = derivatives(recordings) if smoothed is None else smoothed
+    prepared = []
+    for rec, (smooth, dw) in zip(recordings, smoothed):
+        fast = fl.usable_rate(rec.w)
+        unknown = fl.affected_by_clipping(rec.t, rec.saturated)
+        usable = fast & ~unknown & fl.smooth_samples(rec.w, smooth)
+        if windows is not None:
+            inside = np.zeros(len(rec.t), dtype=bool)
+            for lo, hi in windows:
+                inside |= (rec.t >= lo) & (rec.t <= hi)
+            usable &= inside
+        usable[0] = False  # stretches never run from one recording into the next
+        prepared.append((dw, usable))
+    t_all = np.concatenate([r.t for r in recordings])
+    w_all = np.concatenate([r.w for r in recordings])
+    dw_all = np.concatenate([p[0] for p in prepared])
+    usable_all = np.concatenate([p[1] for p in prepared])
+    names = ", ".join(r.name for r in recordings)
+    no_flight = ParameterError("recording", names, f"hold a free flight (a spin above {fl.MIN_RATE:g} rad/s "
+                               f"lasting {fl.MIN_FLIGHT_S:g} s that obeys Euler's equations)")
+    model = "quadratic" if drag_model == "none" else drag_model
+    guess = fl.bootstrap_inertia(t_all, w_all, dw_all, usable_all, model)
+    if guess is None:
+        raise no_flight
+    found = []
+    for threshold in (fl.BOOTSTRAP_RESIDUAL, fl.FREE_RESIDUAL):
+        found = []
+        for k, rec in enumerate(recordings):
+            found += fl.detect(rec, k, prepared[k][0], guess[0], model, guess[1], windows, threshold)
+        if not found:
+            raise no_flight
+        # a second guess from the flights alone
+        mask = np.zeros(len(t_all), dtype=bool)
+        base = np.cumsum([0] + [len(r.t) for r in recordings])
+        for f in found:
+            mask[base[f.recording] + f.i0: base[f.recording] + f.i1] = True
+        better = fl.bootstrap_inertia(t_all, w_all, dw_all, usable_all & mask, model)
+        guess = better if better is not None else guess
+    if windows is not None:
+        for lo, hi in windows:
+            if not any(lo <= recordings[f.recording].t[f.i0] <= hi for f in found):
+                raise ParameterError("--flights", f"{lo:g}:{hi:g}", "hold a free flight (none found in it)")
+    inertia, drag = guess
+    return merge(recordings, found), inertia, (np.zeros(3) if drag_model == "none" else drag)
+
+
+def flights_with_body(recordings, inertia, drag_model, drag, windows=None, cut_min_s: float | None = None) -> list:
+    """Flights of ``recordings`` found with a known body (a FIT.toml's): runs of small torque
+    residual, their edges then moved to where that body stops matching the rates. With
+    ``cut_min_s``, a run cut by the end of its recording (or segment) counts from that length
+    on (a clip that ends just after the release still holds its launch)."""
+    found = []
+    for k, rec in enumerate(recordings):
+        _, dw = fl.smooth_and_derivative(rec.t, rec.w)
+        runs = fl.detect(rec, k, dw, inertia, drag_model, drag, windows,
+                         min_s=fl.MIN_FLIGHT_S if cut_min_s is None else min(cut_min_s, fl.MIN_FLIGHT_S))
+        ends = {b for _, b in rec.segment_bounds()}
+        found += [f for f in runs if rec.t[f.i1 - 1] - rec.t[f.i0] >= fl.MIN_FLIGHT_S or f.i1 in ends]
+    found = merge(recordings, found)
+    if not found:
+        return []
+    w0s = [refit_start(recordings[f.recording], f, start_rate(recordings[f.recording], f.i0, f.i1), inertia,
+                        drag_model, drag) for f in found]
+    try:
+        flights, _, _ = settle_edges(recordings, found, w0s, inertia, drag_model, drag, windows, None)
+    except ParameterError:
+        return []
+    return flights
+
+
+def start_rate(rec: Recording, i: int, i1: int) -> np.ndarray:
+    """The rate at sample ``i`` from the local cubic over the flight's first samples (a
+    better start than one noisy sample)."""
+    b = min(i1, i + fl.DERIVATIVE_MIN_SAMPLES + 2)
+    if b - i < 5:
+        return rec.w[i].copy()
+    smooth, _ = fl.smooth_and_derivative(rec.t[i:b], rec.w[i:b])
+    return smooth[0]
+
+
+def own_start(rec: Recording, f, inertia, drag_model, drag):
+    """(initial rate, model rates) of flight ``f`` fitted alone to a given body."""
+    w0 = refit_start(rec, f, start_rate(rec, f.i0, f.i1), inertia, drag_model, drag)
+    return w0, _flight_model(rec, f, w0, inertia, drag_model, drag)
+
+
+def _flight_model(rec, f, w0, inertia, drag_model, drag):
+    """The model's rates at the flight's stamps from ``w0`` at its first stamp."""
+    out = np.empty((f.i1 - f.i0, 3))
+    out[0] = w0
+    out[1:] = simulate_rates(rec.t[f.i0 + 1:f.i1], rec.t[f.i0], w0, inertia, drag_model, drag)
+    return out
+
+
+def core_start(rec, f, w0, inertia, drag_model, drag) -> tuple[np.ndarray, float]:
+    """(rate at the flight's first stamp, rms) of the flight's core, EDGE_MARGIN_S inside its
+    edges, fitted alone and integrated back to the first stamp: a hand's ramp or a catch still
+    inside the flight then stands out against the model instead of bending it."""
+    t = rec.t
+    i0c = int(np.searchsorted(t, t[f.i0] + EDGE_MARGIN_S))
+    i1c = int(np.searchsorted(t, t[f.i1 - 1] - EDGE_MARGIN_S, "right"))
+    if i1c - i0c < CORE_MIN_SAMPLES or (~rec.saturated[i0c:i1c]).sum() < CORE_MIN_SAMPLES:
+        model = _flight_model(rec, f, w0, inertia, drag_model, drag)
+        used = ~rec.saturated[f.i0:f.i1]
+        dev = (model - rec.w[f.i0:f.i1])[used]
+        return w0, float(np.sqrt(np.mean(np.sum(dev * dev, axis=1))))
+    core = fl.Flight(f.recording, i0c, i1c)
+    guess = simulate_rates([t[i0c]], t[f.i0], w0, inertia, drag_model, drag)[0]
+    wc = refit_start(rec, core, guess, inertia, drag_model, drag)
+    model = _flight_model(rec, core, wc, inertia, drag_model, drag)
+    used = ~rec.saturated[i0c:i1c]
+    dev = (model - rec.w[i0c:i1c])[used]
+    back = simulate_rates([t[f.i0]], t[i0c], wc, inertia, drag_model, drag)[0]
+    return back, float(np.sqrt(np.mean(np.sum(dev * dev, axis=1))))
+
+
+def refit_start(rec, f, w0, inertia, drag_model, drag):
+    """The flight's initial rate fitted alone, the shared parameters held."""
+    used = ~rec.saturated[f.i0:f.i1]
+    measured = rec.w[f.i0:f.i1]
+
+    def residuals(w_start):
+        return (_flight_model(rec, f, w_start, inertia, drag_model, drag) - measured)[used].ravel()
+
+    return least_squares(residuals, np.asarray(w0, dtype=float), method="lm", xtol=1e-10, ftol=1e-10).x
+
+
+def settle_edges(recordings, flights, w0s, inertia, drag_model, drag, windows, cancel, anchors=None):
+    """(flights, initial rates, anchors) after moving edges and refitting starts until nothing
+    moves. ``anchors`` are the flights as the torque residual found them (default: ``flights``):
+    each edge stays within reach of its anchor's (see :func:`~app.throws.fitting.flights.refine_edges`)."""
+    anchors = list(flights) if anchors is None else list(anchors)
+    for _ in range(EDGE_PASSES):
+        if cancel is not None and cancel():
+            raise FitCancelled()
+        moved, changed = [], False
+        for f, w0, anchor in zip(flights, w0s, anchors):
+            rec = recordings[f.recording]
+            w_edge, rms = core_start(rec, f, w0, inertia, drag_model, drag)
+            g = fl.refine_edges(rec, f, w_edge, inertia, drag_model, drag, rms, windows, anchor)
+            if rec.t[g.i1 - 1] - rec.t[g.i0] < fl.MIN_FLIGHT_S:
+                g = f  # too short once trimmed: keep the residual's edges (the fit judges it)
+            if g != f:
+                changed = True
+                start = w_edge if g.i0 == f.i0 else simulate_rates([rec.t[g.i0]], rec.t[f.i0], w_edge, inertia,
+                                                                   drag_model, drag)[0]
+                w0 = refit_start(rec, g, start, inertia, drag_model, drag)
+            moved.append((g, w0, anchor))
+        merged = merge(recordings, [g for g, _, _ in moved])
+        if len(merged) != len(moved):  # two flights grew into one: it starts where the first did
+            firsts = {(g.recording, g.i0): (w, a) for g, w, a in moved}
+            joined = []
+            for g in merged:
+                w, a = firsts[(g.recording, g.i0)]
+                last = max((m for m in moved if m[0].recording == g.recording and g.i0 <= m[0].i0 < g.i1),
+                           key=lambda m: m[2].i1)[2]
+                joined.append((g, refit_start(recordings[g.recording], g, w, inertia, drag_model, drag),
+                               fl.Flight(g.recording, a.i0, max(a.i1, last.i1))))
+            moved = joined
+        flights, w0s, anchors = [m[0] for m in moved], [m[1] for m in moved], [m[2] for m in moved]
+        if not changed:
+            break
+    return flights, w0s, anchors
+
+
+def cut_edge(rec: Recording, f) -> str | None:
+    """"start" or "end" when the recording (or its segment) begins or ends inside flight
+    ``f``: its first or last sample is the segment's and still fast. None otherwise."""
+    lo, hi = next(((a, b) for a, b in rec.segment_bounds() if a <= f.i0 < b), (0, len(rec.t)))
+    fast = fl.usable_rate(rec.w[[lo, hi - 1]])
+    if f.i0 <= lo + 1 and fast[0]:
+        return "start"
+    if f.i1 >= hi - 1 and fast[1]:
+        return "end"
+    return None

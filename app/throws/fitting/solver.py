@@ -1,0 +1,372 @@
+"""The least-squares problem of a throw fit: parameters, residuals, one solve, standard errors.
+
+Model: Euler's equations with drag in the sensor frame (:mod:`.dynamics`), ``J = R diag(j) R^T``
+with ``R = exp([delta]x)`` (``delta`` a rotation vector, fitted only with ``axes = "fit"``).
+Shared parameters: ``log j`` of two axes (the third, the largest at the start, is fixed: Euler's
+equations do not change when J and the drag are scaled together, so only ratios are
+observable), the drag coefficients (>= 0), ``delta``; per flight: the rate at its first stamp.
+Residuals: integrated minus measured rate at every recorded, unclipped stamp, under a plain
+or robust loss. scipy's ``least_squares`` (trust-region reflective) differentiates by finite
+differences grouped with a block-sparse pattern (a flight's initial rate touches only its own
+rows), so the cost of a Jacobian does not grow with the number of flights.
+
+Standard errors: the noise's ``s^2 (A^T A)^-1`` (e.g. Seber & Wild, *Nonlinear Regression*,
+2.1) and the spread between flights, a cluster-robust ("sandwich") covariance over flights
+with the flights' initial rates profiled out (the infinitesimal jackknife over flights;
+Liang & Zeger 1986, Biometrika 73:13), whichever is larger, carried to the ratios by the
+delta method.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from scipy.optimize import least_squares
+from scipy.spatial.transform import Rotation
+
+from ...physics.errors import ParameterError
+from .dynamics import DRAG_MODELS, H_MAX, drag_id, propagate_flights
+
+
+class FitCancelled(Exception):
+    """The caller's cancel check said stop (raised between function evaluations)."""
+
+
+#: least_squares: most Jacobians per fit, and lsmr's settings for the trust-region step: its
+#: defaults (tolerances 1e-6, at most min(m, n) iterations) leave the Gauss-Newton steps so
+#: inexact that a fit near its minimum crawled for 100 to 200 iterations; with these it takes
+#: 5 to 15. Drag coefficients are bounded below by 0 (a negative one would feed the spin, and
+#: FIT.toml could not hold it); the bounds cost about 1.5x in time
+MAX_ITERATIONS = 200
+LSMR_OPTIONS = {"atol": 1e-10, "btol": 1e-10, "maxiter": 5000}
+
+
+# ------------------------------------------------------------------ the model's parameters
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where each parameter sits in the vector least_squares moves."""
+
+    drag_model: str
+    axes_mode: str
+    fixed: int                   # the sensor-side axis whose log-moment is held at 0
+    n_flights: int
+
+    @property
+    def n_drag(self) -> int:
+        return 0 if self.drag_model == "none" else 3
+
+    @property
+    def n_rot(self) -> int:
+        return 3 if self.axes_mode == "fit" else 0
+
+    @property
+    def n_shared(self) -> int:
+        return 2 + self.n_drag + self.n_rot
+
+    def unpack(self, x):
+        """(j (3,), R (3, 3), drag (3,), w0s (F, 3)) of parameter vector ``x``."""
+        logj = np.zeros(3)
+        logj[[k for k in range(3) if k != self.fixed]] = x[0:2]
+        k = 2
+        drag = np.zeros(3)
+        if self.n_drag:
+            drag = np.asarray(x[k:k + 3])
+            k += 3
+        rot = np.eye(3)
+        if self.n_rot:
+            rot = Rotation.from_rotvec(x[k:k + 3]).as_matrix()
+            k += 3
+        return np.exp(logj), rot, drag, np.asarray(x[k:]).reshape(self.n_flights, 3)
+
+    def pack(self, j, rotvec, drag, w0s):
+        free = [k for k in range(3) if k != self.fixed]
+        logj = np.log(np.asarray(j, dtype=float) / j[self.fixed])
+        parts = [logj[free]]
+        if self.n_drag:
+            parts.append(np.asarray(drag, dtype=float) / j[self.fixed])
+        if self.n_rot:
+            parts.append(np.asarray(rotvec, dtype=float))
+        parts.append(np.asarray(w0s, dtype=float).ravel())
+        return np.concatenate(parts)
+
+
+def principal_summary(j, rot, drag):
+    """(moments ascending over the largest, axes as columns, drag over the largest)."""
+    order = np.argsort(j)
+    top = float(j.max())
+    axes = rot[:, order].copy()
+    for k in range(3):  # each axis points along its dominant sensor component
+        if axes[np.argmax(np.abs(axes[:, k])), k] < 0:
+            axes[:, k] = -axes[:, k]
+    if np.linalg.det(axes) < 0:
+        axes[:, 2] = -axes[:, 2]
+    return j[order] / top, axes, np.asarray(drag) / top
+
+
+def initial_axes(inertia, axes_mode):
+    """(j, rotation vector) to start from: the guess's diagonal, or its principal axes matched
+    to the nearest sensor axes (``axes = "fit"``)."""
+    if axes_mode == "sensor":
+        return np.maximum(np.diag(inertia), 1e-3 * np.max(np.diag(inertia))), np.zeros(3)
+    moments, vecs = np.linalg.eigh(inertia)
+    perm = np.zeros(3, dtype=int)
+    free = [0, 1, 2]
+    for col in np.argsort(-np.max(np.abs(vecs), axis=0)):  # the clearest axes pick first
+        row = max(free, key=lambda r: abs(vecs[r, col]))
+        perm[row] = col
+        free.remove(row)
+    rot = vecs[:, perm]
+    rot = rot * np.sign(np.diag(rot))[None, :]
+    if np.linalg.det(rot) < 0:
+        return np.maximum(np.diag(inertia), 1e-3 * np.max(np.diag(inertia))), np.zeros(3)
+    return moments[perm], Rotation.from_matrix(rot).as_rotvec()
+
+
+# ------------------------------------------------------------------ the fit itself
+
+
+@dataclass
+class FlightData:
+    """Flights laid end to end for the compiled integrator."""
+
+    t: np.ndarray
+    w: np.ndarray
+    used: np.ndarray
+    offsets: np.ndarray
+
+    @staticmethod
+    def of(recordings, flights, horizon=None):
+        """The flights' stamps, rates and unclipped masks; with ``horizon`` (s) only that much
+        of each flight from its start."""
+        ts, ws, us, offsets = [], [], [], [0]
+        for f in flights:
+            rec = recordings[f.recording]
+            i1 = f.i1 if horizon is None else min(f.i1, int(np.searchsorted(rec.t, rec.t[f.i0] + horizon, "right")))
+            ts.append(rec.t[f.i0:i1])
+            ws.append(rec.w[f.i0:i1])
+            us.append(~rec.saturated[f.i0:i1])
+            offsets.append(offsets[-1] + i1 - f.i0)
+        return FlightData(np.ascontiguousarray(np.concatenate(ts)), np.concatenate(ws), np.concatenate(us),
+                     np.asarray(offsets, dtype=np.int64))
+
+
+def _sparsity(data: FlightData, layout: Layout):
+    rows_per_sample = np.repeat(np.arange(len(data.offsets) - 1), np.diff(data.offsets))[data.used]
+    n_rows = 3 * len(rows_per_sample)
+    flight_of_row = np.repeat(rows_per_sample, 3)
+    n_cols = layout.n_shared + 3 * layout.n_flights
+    r_idx = [np.repeat(np.arange(n_rows), layout.n_shared)]
+    c_idx = [np.tile(np.arange(layout.n_shared), n_rows)]
+    for k in range(3):
+        r_idx.append(np.arange(n_rows))
+        c_idx.append(layout.n_shared + 3 * flight_of_row + k)
+    r, c = np.concatenate(r_idx), np.concatenate(c_idx)
+    return sparse.csr_matrix((np.ones(len(r)), (r, c)), shape=(n_rows, n_cols)), flight_of_row
+
+
+def _one_blas_thread():
+    """BLAS on one thread: lsmr's thousands of dot products of 30000-long vectors each wake
+    OpenBLAS's thread pool, and on a busy 2-core machine that made the fit of 100 flights
+    3.5x slower (measured: 33 s against 9.4 s for the first round)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # pragma: no cover - a dependency; without it only speed suffers
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+@dataclass
+class Solution:
+    """One least-squares fit: the parameters and what the report and the standard errors need."""
+
+    layout: Layout
+    x: np.ndarray
+    cov: np.ndarray              # covariance of x from the noise alone (s^2 (A^T A)^-1)
+    data: FlightData
+    w_model: np.ndarray
+    cost: float
+    jac: object                  # the (robust-)weighted Jacobian at x
+    weighted: np.ndarray         # residuals weighted as the loss weights them
+    row_flight: np.ndarray       # flight of each residual row
+
+    def body(self):
+        """(inertia 3x3 sensor frame, drag) of the shared parameters."""
+        j, rot, c, _ = self.layout.unpack(self.x)
+        return rot @ np.diag(j) @ rot.T, c
+
+    @property
+    def w0s(self) -> np.ndarray:
+        return self.layout.unpack(self.x)[3]
+
+
+def _loss_weights(fun, loss, f_scale):
+    """sqrt(rho'(z)) of scipy's robust losses at the residuals (1 for the plain loss)."""
+    if loss == "linear":
+        return np.ones_like(fun)
+    z = (fun / f_scale) ** 2
+    if loss == "soft_l1":
+        return (1 + z) ** -0.25
+    if loss == "cauchy":
+        return (1 + z) ** -0.5
+    if loss == "huber":
+        return np.where(z <= 1, 1.0, z ** -0.25)
+    return np.ones_like(fun)  # pragma: no cover - only the losses above are used
+
+
+def solve(recordings, flights, inertia, drag_model, drag, axes_mode, w0s, cancel=None, horizon=None, ftol=1e-9,
+          loss: str = "linear", f_scale: float = 1.0, fixed_axis: int | None = None, bounded: bool = True) -> Solution:
+    """One least-squares fit of the shared body and each flight's initial rate. Drag
+    coefficients are bounded below by 0 (a negative one would feed the spin); ``bounded =
+    False`` (a flight fitted alone, for a start only) lifts that for MINPACK's faster
+    Levenberg-Marquardt on the small dense problem."""
+    if drag_model not in DRAG_MODELS:
+        raise ParameterError("--drag", drag_model, "be one of " + ", ".join(DRAG_MODELS))
+    data = FlightData.of(recordings, flights, horizon)
+    j0, rotvec0 = initial_axes(inertia, axes_mode)
+    layout = Layout(drag_model, axes_mode, int(np.argmax(j0)) if fixed_axis is None else fixed_axis, len(flights))
+    n_res = 3 * int(data.used.sum())
+    if n_res <= layout.n_shared + 3 * len(flights) + 3:
+        raise ParameterError("recording", ", ".join(r.name for r in recordings),
+                             f"hold enough unclipped samples in flight to fit (got {int(data.used.sum())})")
+    x0 = layout.pack(j0, rotvec0, np.maximum(drag, 0.0), w0s)
+    lower = np.full(len(x0), -np.inf)
+    if layout.n_drag:
+        lower[2:5] = 0.0
+        x0[2:5] = np.maximum(x0[2:5], 0.0)
+    model_id = drag_id(drag_model)
+    out = np.empty_like(data.w)
+
+    def model(x):
+        j, rot, c, w_starts = layout.unpack(x)
+        jm = rot @ np.diag(j) @ rot.T
+        propagate_flights(data.t, data.offsets, np.ascontiguousarray(w_starts), jm, np.linalg.inv(jm), model_id,
+                          np.ascontiguousarray(c), H_MAX, out)
+        return out
+
+    def residuals(x):
+        if cancel is not None and cancel():
+            raise FitCancelled()
+        try:
+            m = model(x)
+        except np.linalg.LinAlgError:  # a step to a singular inertia: as bad as it gets
+            return np.full(n_res, 1e6)
+        r = (m - data.w)[data.used].ravel()
+        return np.where(np.isfinite(r), r, 1e6)
+
+    pattern, row_flight = _sparsity(data, layout)
+    with _one_blas_thread(), np.errstate(all="ignore"):
+        if not bounded and loss == "linear":
+            res = least_squares(residuals, x0, method="lm", x_scale="jac", ftol=ftol, xtol=1e-10, gtol=1e-10,
+                                max_nfev=MAX_ITERATIONS * (len(x0) + 1))
+        else:
+            res = least_squares(residuals, x0, jac_sparsity=pattern, method="trf", x_scale="jac",
+                                ftol=ftol, xtol=1e-10, gtol=1e-10, max_nfev=MAX_ITERATIONS, loss=loss,
+                                f_scale=f_scale, bounds=(lower, np.full(len(x0), np.inf)),
+                                tr_options=dict(LSMR_OPTIONS))
+    a = res.jac
+    ata = (a.T @ a).toarray() if sparse.issparse(a) else a.T @ a
+    weighted = res.fun * _loss_weights(res.fun, loss, f_scale)
+    dof = max(len(res.fun) - len(res.x), 1)
+    s2 = float(weighted @ weighted) / dof
+    try:
+        cov = np.linalg.inv(ata) * s2
+    except np.linalg.LinAlgError:
+        cov = np.full_like(ata, np.inf)
+    w_model = model(res.x).copy()
+    return Solution(layout, res.x, cov, data, w_model, float(res.cost), a, weighted, row_flight)
+
+
+def solve_staged(recordings, flights, inertia, drag_model, drag, axes_mode, w0s, cancel=None, horizons=(None,),
+                 loss="linear", f_scale=1.0) -> Solution:
+    """:func:`solve` over growing horizons, each stage starting from the last one's answer.
+
+    Near the intermediate axis a flight's rates depend on its initial rate ever more steeply
+    with time (exponentially, between flips), so Gauss-Newton started far off can wander in
+    the long valleys of the full flights; the first few tenths of a second are nearly linear
+    in the parameters and bring the start close enough (continuation in the horizon).
+    """
+    sol = None
+    for horizon in horizons:
+        sol = solve(recordings, flights, inertia, drag_model, drag, axes_mode, w0s, cancel, horizon, loss=loss,
+                    f_scale=f_scale)
+        inertia, drag = sol.body()
+        w0s = sol.w0s
+    return sol
+
+
+def _shared_outputs(layout, x):
+    j, rot, c, _ = layout.unpack(x)
+    moments, axes, drag = principal_summary(j, rot, c)
+    return np.concatenate([moments, drag])
+
+
+def _delta(layout, x, cov):
+    """Standard errors of (moments ascending, drag) for covariance ``cov`` of the shared part."""
+    k = layout.n_shared
+    base = _shared_outputs(layout, x)
+    grad = np.zeros((len(base), k))
+    for i in range(k):
+        step = 1e-6 * max(1.0, abs(x[i]))
+        xp = x.copy()
+        xp[i] += step
+        grad[:, i] = (_shared_outputs(layout, xp) - base) / step
+    if not np.all(np.isfinite(cov)):
+        return np.full(len(base), np.inf)
+    return np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", grad, cov, grad), 0.0))
+
+
+def between_flights_covariance(sol: Solution) -> np.ndarray | None:
+    """Cluster-robust covariance of the shared parameters over flights, the flights' own
+    initial rates profiled out: I^-1 (sum_f u_f u_f^T) I^-1 F / (F - 1), with I the profiled
+    information and u_f flight f's profiled score. None with fewer than 3 flights."""
+    layout, k = sol.layout, sol.layout.n_shared
+    n_f = layout.n_flights
+    if n_f < 3:
+        return None
+    a = sparse.csr_matrix(sol.jac)
+    info = np.zeros((k, k))
+    scores = np.zeros((n_f, k))
+    order = np.argsort(sol.row_flight, kind="stable")
+    bounds = np.searchsorted(sol.row_flight[order], np.arange(n_f + 1))
+    for f in range(n_f):
+        rows = order[bounds[f]:bounds[f + 1]]
+        if not len(rows):
+            continue
+        block = a[rows]
+        own = block[:, k + 3 * f:k + 3 * f + 3].toarray()
+        shared = block[:, :k].toarray()
+        r = sol.weighted[rows]
+        hww = own.T @ own
+        try:
+            proj = np.linalg.solve(hww, own.T @ shared)           # (3, k)
+        except np.linalg.LinAlgError:
+            continue
+        reduced = shared - own @ proj
+        info += reduced.T @ reduced
+        scores[f] = reduced.T @ r
+    try:
+        inv = np.linalg.inv(info)
+    except np.linalg.LinAlgError:
+        return None
+    return inv @ (scores.T @ scores) @ inv * (n_f / (n_f - 1))
+
+
+def output_std(sol: Solution):
+    """Standard errors of (moments ascending, drag): the larger of the noise's and the
+    between-flights' (inflated by Student's t over the normal at F - 1 degrees of freedom,
+    for the few flights a session has)."""
+    from scipy.special import stdtrit
+
+    layout, x, k = sol.layout, sol.x, sol.layout.n_shared
+    noise = _delta(layout, x, sol.cov[:k, :k])
+    between = between_flights_covariance(sol)
+    if between is None:
+        return noise
+    n_f = layout.n_flights
+    factor = float(stdtrit(n_f - 1, 0.975) / 1.959964)
+    return np.maximum(noise, factor * _delta(layout, x, between))
