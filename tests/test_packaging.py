@@ -46,7 +46,8 @@ def test_the_wheel_carries_presets_and_meshes(root, wheel):
         for shipped in (root / "resources" / folder).iterdir():
             if shipped.suffix in (".toml", ".stl"):
                 assert f"tumble/resources/{folder}/{shipped.name}" in names
-    assert "tumble/cli.py" in names
+    for module in (root / "app").rglob("*.py"):  # every module of every room, at its place
+        assert "tumble/" + module.relative_to(root / "app").as_posix() in names
     assert not any(name.startswith("resources/") for name in names), "resources must install inside tumble/"
     assert not any(name.startswith("app/") for name in names), "nothing installs as the top-level name app"
 
