@@ -15,7 +15,7 @@ from ... import __version__
 #: the distribution whose metadata About reads
 DISTRIBUTION = "tumble"
 #: the README of a clone: next to the ``app`` package
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[3] / "README.md"
 
 
 def _metadata():
