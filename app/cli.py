@@ -14,6 +14,7 @@ import os
 import re
 import sys
 
+from .cli_audit import add_audit_parser, cmd_audit
 from .cli_export import EXPORT_HELP, UsageError, add_export_parser, cmd_export
 from .cli_throws import THROW_COMMANDS, add_throw_parsers
 from .cli_support import (
@@ -142,6 +143,7 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
                    help="seconds of wall time before the screenshot/exit")
     g.add_argument("--live", metavar="URL", help="follow a phone live (phyphox remote access, http://HOST:PORT)")
     add_throw_parsers(sub)
+    add_audit_parser(sub)
     from .cli_live import add_live_parsers
     add_live_parsers(sub, COMMANDS)
     return p
@@ -304,6 +306,7 @@ COMMANDS = {
     "stability": cmd_stability,
     "export": cmd_export,
     "gui": cmd_gui,
+    "audit": cmd_audit,
 }
 
 
