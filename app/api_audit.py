@@ -128,7 +128,7 @@ def _from_csv(data: bytes, where: str, Arrays):
                              f"have lines of at most {MAX_LINE_CHARS:,} characters")
     if len(lines) - 1 > MAX_ROWS:
         raise ParameterError(where, f"{len(lines) - 1:,} rows", f"hold at most {MAX_ROWS:,} rows")
-    header = [h.strip().strip('"').strip().lower() for h in lines[0].split(",")]
+    header = [h.strip().strip('"').strip() for h in lines[0].split(",")]
     if len(header) > MAX_COLUMNS:
         raise ParameterError(where, f"{len(header)} columns", f"have at most {MAX_COLUMNS} columns")
     columns = _columns(header, where)

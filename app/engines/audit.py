@@ -165,7 +165,7 @@ def label(run: dict) -> str:
     name = run["engine"] if run.get("setting") in (None, "file") else \
         registry.canonical(run["engine"], run["setting"]) if run["engine"] in registry.adapters() else \
         f"{run['engine']}:{run['setting']}"
-    return name if run.get("dt") is None else f"{name} dt {run['dt']:g}"
+    return name if run.get("dt") is None or run.get("setting") == "file" else f"{name} dt {run['dt']:g}"
 
 
 def audit_arrays(sc, arrays, label: str = "trajectory", order: str = "wxyz", frame: str = "body") -> Audit:
