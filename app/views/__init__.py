@@ -27,4 +27,4 @@ def get_view(name: str) -> ViewSpec:
         raise ParameterError("--view", name, "be one of " + ", ".join(_VIEWS)) from None
 
 
-from . import main, poinsot, compare, stability  # noqa: E402,F401  (each registers itself)
+from . import main, poinsot, compare, stability, engines  # noqa: E402,F401  (each registers itself)
