@@ -47,6 +47,22 @@ def runs(scenario, options=None) -> tuple:
     return (scenario,)
 
 
+def check_request(scenario, view: str, engines) -> None:
+    """``tumble gui [SCENARIO] --view engines --engines LIST``: refused in one line before any
+    window (``--engines`` with another view, an unknown name, a scenario an engine cannot take);
+    a missing engine is not refused here: the window greys it out."""
+    from ..physics.errors import ParameterError
+    from ..scenario import load
+
+    if view != "engines":
+        raise ParameterError("--engines", engines, "go with --view engines")
+    settings_of({"engines": engines}, check_installed=False)
+    if scenario is not None:
+        from ..engines.start import check_free_body
+
+        check_free_body(load(scenario))
+
+
 def setting_label(engine: str, setting: str, dt: float, separator: str = "\n") -> str:
     from ..engines import registry
 
