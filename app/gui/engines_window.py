@@ -285,6 +285,13 @@ class EnginesWindow(ViewWindow):
         if name == "curves":
             self.curves.refresh()
 
+    @property
+    def posed_times(self) -> dict:
+        """As the shell's, but no pane counts as posed until the engines' runs are in (before,
+        each body stands at the start)."""
+        times = ViewWindow.posed_times.fget(self)
+        return times if self.view.audit is not None else dict.fromkeys(times)
+
     def _refresh_status(self, snaps) -> None:
         lab = self.status_labels
         lab["time"].setText(f"t = {self.drawn_time:8.2f} s")
