@@ -23,8 +23,10 @@ COM_COLUMNS = ("cx", "cy", "cz")
 MAX_COLUMNS = 256
 
 
-def run(sc, engines=None, dt=None, duration=None, sample=None, executor=None, progress=None, cancelled=None):
-    """The :class:`~app.engines.audit.Audit` of ``sc`` (see :func:`audit`)."""
+def run(sc, engines=None, dt=None, duration=None, sample=None, executor=None, progress=None, cancelled=None,
+        reference_aside=False):
+    """The :class:`~app.engines.audit.Audit` of ``sc`` (see :func:`audit`); ``reference_aside``:
+    the command line's, see :func:`app.engines.audit.run_audit`."""
     from .api_types import flag_number
     from .engines.audit import run_audit
 
@@ -32,7 +34,7 @@ def run(sc, engines=None, dt=None, duration=None, sample=None, executor=None, pr
         raise ParameterError("executor", type(executor).__name__, "have a map method (concurrent.futures executors do)")
     dts = None if dt is None else [flag_number("--dt", x) for x in (dt if isinstance(dt, (list, tuple)) else [dt])]
     return run_audit(load(sc), engines, dts, flag_number("--duration", duration), flag_number("--sample", sample),
-                     executor=executor, progress=progress, cancelled=cancelled)
+                     executor=executor, progress=progress, cancelled=cancelled, reference_aside=reference_aside)
 
 
 def audit(sc, engines="all", dt=None, duration=None, sample=None, executor=None, progress=None) -> dict:

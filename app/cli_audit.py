@@ -75,7 +75,8 @@ def cmd_audit(args) -> int:
         result = api_audit.run_trajectory(args.scenario, args.trajectory, args.label, args.quaternion, args.omega)
     else:
         with ProgressBar("audit") as bar:
-            result = api_audit.run(args.scenario, args.engines, args.dt, args.duration, args.sample, progress=bar)
+            result = api_audit.run(args.scenario, args.engines, args.dt, args.duration, args.sample, progress=bar,
+                                   reference_aside=True)
     sc = api_audit.load(args.scenario)
     print(json.dumps(result.summary, allow_nan=False) if args.json else table_text(result.summary))
     written = []

@@ -99,20 +99,22 @@ def _run_packed(job):
 
 
 def run_audit(sc, engines=None, dts=None, duration=None, sample=None, executor=None, progress=None,
-              cancelled=None) -> Audit:
+              cancelled=None, reference_aside: bool = False) -> Audit:
     """Run and score every setting at every step of ``dts``.
 
     ``sc`` a scenario; ``engines`` "all" or "ENGINE[:SETTING],..." (or a list); ``dts`` steps
     (s; default the scenario's); ``duration`` (default the scenario's) and ``sample`` (s);
     ``executor`` anything with ``map`` (settings run in its workers); ``progress(fraction,
     note)``; ``cancelled()`` is asked between settings (True stops with
-    :class:`KeyboardInterrupt`).
+    :class:`KeyboardInterrupt`); ``reference_aside``: evaluate the reference in a forked child
+    process while the engines step (the command line: importing scipy's special functions
+    for the closed form takes about 0.5 s here, which the other core then spends).
     """
     began = time.perf_counter()
     pairs, duration, sample, dts = plan(sc, engines, dts, duration, sample)
     start = start_of(sc)
     times = sample_times(duration, sample)
-    ref = score.reference(sc, times)
+    aside = ReferenceAside(sc, times) if reference_aside else None
     jobs = [(engine, setting, start, dt, times) for dt in dts for engine, setting in pairs]
     if executor is not None:
         results = list(executor.map(_run_packed, jobs))
@@ -126,11 +128,61 @@ def run_audit(sc, engines=None, dts=None, duration=None, sample=None, executor=N
             results.append(run_setting(*job))
     if progress is not None:
         progress(1.0, "")
+    ref = aside.result() if aside is not None else None
+    ref = score.reference(sc, times) if ref is None else ref
     runs = [score_run(sc, ref, engine, setting, dt, *result)
             for (engine, setting, _, dt, _), result in zip(jobs, results)]
     summary = {"scenario": sc.name, "reference": ref.kind, "duration": duration, "sample": sample,
                "runs": [r.figures for r in runs], "seconds": time.perf_counter() - began}
     return Audit(summary, runs, ref)
+
+
+class ReferenceAside:
+    """The reference evaluated in a forked child process (see :func:`run_audit`); where fork is
+    unavailable, threads are running (forking them is unsafe) or the child fails, :meth:`result`
+    is None and the caller evaluates it itself. Thread: the caller's."""
+
+    #: longest wait for the child's answer (s) before the caller evaluates the reference itself
+    TIMEOUT_S = 60.0
+
+    def __init__(self, sc, times):
+        import multiprocessing
+        import threading
+
+        self._process = self._conn = None
+        if threading.active_count() > 1 or "fork" not in multiprocessing.get_all_start_methods():
+            return
+        context = multiprocessing.get_context("fork")
+        self._conn, child = context.Pipe(duplex=False)
+        self._process = context.Process(target=_reference_child, args=(sc, times, child), daemon=True,
+                                        name="tumble-audit-reference")
+        self._process.start()
+        child.close()
+
+    def result(self):
+        if self._process is None:
+            return None
+        try:
+            if self._conn.poll(self.TIMEOUT_S):
+                return self._conn.recv()
+            return None
+        except (EOFError, OSError):
+            return None
+        finally:
+            self._conn.close()
+            self._process.join(1.0)
+            if self._process.is_alive():
+                self._process.terminate()
+                self._process.join()
+
+
+def _reference_child(sc, times, conn) -> None:
+    try:
+        conn.send(score.reference(sc, times))
+    except BaseException:  # noqa: BLE001 - the parent evaluates it itself
+        pass
+    finally:
+        conn.close()
 
 
 def score_run(sc, ref, engine, setting, dt, trajectory, settings, version, seconds) -> SettingRun:

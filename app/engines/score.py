@@ -154,11 +154,13 @@ def flip_words(flips, reference_flips, tolerance: float) -> str:
     if flips is None:
         return "no omega"
     got, want = list(flips), list(reference_flips)
-    matched_run, missed = set(), []
+    matched_run, missed, shifts = set(), [], []
     for f in want:
         near = [k for k, g in enumerate(got) if k not in matched_run and abs(g - f) <= tolerance]
         if near:
-            matched_run.add(min(near, key=lambda k: abs(got[k] - f)))
+            k = min(near, key=lambda k: abs(got[k] - f))
+            matched_run.add(k)
+            shifts.append(got[k] - f)
         else:
             missed.append(f)
     added = [g for k, g in enumerate(got) if k not in matched_run]
@@ -168,6 +170,11 @@ def flip_words(flips, reference_flips, tolerance: float) -> str:
         words.append(f"missed {len(missed)} of {len(want)} (at {at(missed)} s)")
     if added:
         words.append(f"added {len(added)} (at {at(added)} s)")
+    if shifts:
+        worst = max(shifts, key=abs)
+        words.append(f"{'all ' if not words else ''}{len(shifts)} flip{'s' if len(shifts) != 1 else ''} "
+                     f"{'matched' if missed or added else ''}{' ' if missed or added else ''}"
+                     f"{abs(worst):.2g} s {'late' if worst > 0 else 'early'} at most".replace("  ", " "))
     if not words:
-        return f"all {len(want)} flips" if want else "no flips, as the reference"
+        return "no flips, as the reference"
     return "; ".join(words)
