@@ -142,3 +142,13 @@ def test_what_an_engine_cannot_take_is_refused(preset, field):
 def test_bad_numbers_and_combinations_are_one_line(args, flag):
     _one_line(run_tumble("audit", "t-handle", "--duration", "1", *args) if "--duration" not in args
               else run_tumble("audit", "t-handle", *args), flag)
+
+
+def test_an_executor_spreads_the_settings_and_changes_no_figure():
+    import concurrent.futures
+
+    alone = tumble.audit("t-handle", engines="dart,mujoco:rk4", duration=1.0)
+    with concurrent.futures.ProcessPoolExecutor(2) as executor:
+        spread = tumble.audit("t-handle", engines="dart,mujoco:rk4", duration=1.0, executor=executor)
+    for a, b in zip(alone["runs"], spread["runs"]):
+        assert {k: v for k, v in a.items() if k != "seconds"} == {k: v for k, v in b.items() if k != "seconds"}
