@@ -19,7 +19,7 @@ import threading
 import numpy as np
 from PyQt5.QtCore import Qt, QTimer
 from PyQt5.QtGui import QImage, QPixmap
-from PyQt5.QtWidgets import QComboBox, QLabel, QPushButton, QSizePolicy
+from PyQt5.QtWidgets import QCheckBox, QComboBox, QLabel, QPushButton, QSizePolicy
 
 from ..engines import registry
 from ..physics.errors import ParameterError
@@ -106,6 +106,19 @@ class CurvesWidget(QLabel):
         self.setPixmap(QPixmap.fromImage(QImage(rgb.data, w, h, 3 * w, QImage.Format_RGB888).copy()))
 
 
+class GhostBox(QCheckBox):
+    """The exact ghost at every body, on or off (on by default: the audit is against it). GUI thread."""
+
+    def __init__(self, window):
+        super().__init__("exact ghost")
+        self.setChecked(True)
+        self.setToolTip("The closed-form motion drawn at every body: where each engine should be")
+        self.toggled.connect(lambda _on: window.show_ghosts())
+
+    def set_checked(self, on: bool) -> None:
+        self.setChecked(bool(on))
+
+
 class EnginesWindow(ViewWindow):
     """Engine settings side by side on one scenario (view ``engines``).
 
@@ -134,25 +147,22 @@ class EnginesWindow(ViewWindow):
         self._chosen = [x.strip() for x in str(text).split(",") if x.strip()][:MAX_SETTINGS]
         registry.parse(self._chosen, check_installed=False)  # an unknown name: one line before any window
         self.job: AuditJob | None = None
-        self._refusal: str | None = None
         self._shown_first = None
         super().__init__(scenario, preset=preset, paused=paused, persist=persist, parent=parent)
 
     # ------------------------------------------------------------------ construction
 
-    def _runs(self, scenario: Scenario) -> tuple:
-        """The scenario (the clock); one an engine cannot take is run still, its refusal shown
-        in the status bar instead of the engines (View > Engines from another view)."""
-        try:
-            return super()._runs(scenario)
-        except ParameterError as err:
-            self._refusal = str(err)
-            return (scenario,)
-
     def view_options(self) -> dict:
         """The chosen settings whose engines are installed (the others are greyed out)."""
         names = [n for n in self._chosen if registry.installed(n.partition(":")[0])]
         return {"engines": ",".join(names or ["tumble:rk4"])}
+
+    def build_view_scene(self, panes: dict, stored) -> None:
+        """The shell's, the view built to wait for the audit this window runs on its thread."""
+        from ..views.engines import EnginesView
+
+        with EnginesView.deferred():
+            super().build_view_scene(panes, stored)
 
     def _build_view(self, stored) -> None:
         self.scene_view = self.gl_view(480, 300)
@@ -185,6 +195,9 @@ class EnginesWindow(ViewWindow):
             tb.addWidget(combo)
             self.setting_combos.append(combo)
         tb.addSeparator()
+        self.ghost = GhostBox(self)
+        tb.addWidget(self.ghost)
+        tb.addSeparator()
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setToolTip("Stop the engines' runs (after the setting running now)")
         self.cancel_button.clicked.connect(self.cancel_audit)
@@ -214,15 +227,16 @@ class EnginesWindow(ViewWindow):
         self.curves.picture = None
         self.legend.setText(legend_html(self.view.legend_rows))
         self.legend.adjustSize()
+        self.show_ghosts()
         self._start_audit()
-        self.drawn_serials = ()
         self.scene_view.update()
 
+    def show_ghosts(self) -> None:
+        """The ghosts as the checkbox says (after every rebuild of the view, too)."""
+        self.view.set_ghost_visible(self.ghost.isChecked())
+        self.drawn_serials = ()  # pose again
+
     def _start_audit(self) -> None:
-        if self._refusal is not None:
-            self.error_label.setText(f"Engines: {self._refusal}")
-            self.cancel_button.setEnabled(False)
-            return
         self.job = AuditJob(self.view)
         self.cancel_button.setEnabled(True)
 
@@ -242,7 +256,6 @@ class EnginesWindow(ViewWindow):
             self.choice_error.setText(str(err))
             return
         self.base, self.preset = scenario, preset
-        self._refusal = None
         self.error_label.setText("")
         self.worker.apply(scenario)
 
@@ -260,6 +273,7 @@ class EnginesWindow(ViewWindow):
         self.legend.setText(legend_html(self.view.legend_rows))
         self.legend.adjustSize()
         self.curves.picture = None
+        self.show_ghosts()
         self._start_audit()
 
     def _before_pose(self, snaps) -> None:

@@ -86,3 +86,39 @@ class EnginesScene(CompareScene):
             centres.append(c)
         if self.follow and centres:
             self._follow(np.mean(centres, axis=0))
+
+
+class GhostRow:
+    """The exact ghost drawn at every body of the row: one :class:`~app.scene.ghost.GhostBody` a
+    body, posed together from one reference at the row's ``offsets``. It stands in for one ghost
+    where a view has one (``actors``: every body's ghost actors, the first body's first).
+
+    Thread: GUI thread (or the export's rendering thread).
+    """
+
+    def __init__(self, plotter, n: int):
+        from .ghost import GhostBody
+
+        self.scenes = tuple(GhostBody(plotter) for _ in range(max(1, n)))
+        self.offsets = np.zeros((len(self.scenes), 3))
+
+    @property
+    def actors(self) -> dict:
+        return {f"{k}/{name}": actor for k, ghost in enumerate(self.scenes) for name, actor in ghost.actors.items()}
+
+    def set_body(self, body: Body) -> None:
+        for ghost in self.scenes:
+            ghost.set_body(body)
+
+    def set_visible(self, on: bool) -> None:
+        for ghost in self.scenes:
+            ghost.set_visible(on)
+
+    def set_pose(self, c, q, w_body=None) -> None:
+        """Every body's ghost at the reference's ``c`` (world) plus its body's offset, turned by ``q``."""
+        for ghost, offset in zip(self.scenes, self.offsets):
+            ghost.set_pose(np.asarray(c, dtype=float) + offset, q, w_body)
+
+    def clear(self) -> None:
+        for ghost in self.scenes:
+            ghost.clear()

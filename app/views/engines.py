@@ -3,6 +3,8 @@ them each one's orientation error, intermediate-axis omega and separatrix ratio 
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 
 from . import register
@@ -38,12 +40,9 @@ def settings_of(options, check_installed: bool = True) -> list:
 
 
 def runs(scenario, options=None) -> tuple:
-    """The scenario itself (its run is the view's clock); the engines named checked, and the
-    scenario checked to be a free body an engine can take."""
-    from ..engines.start import check_free_body
-
+    """The scenario itself (its run is the view's clock), the engines named checked. Whether an
+    engine can take the scenario is the audit's to say (after the export's own checks)."""
     settings_of(options)
-    check_free_body(scenario)
     return (scenario,)
 
 
@@ -63,6 +62,13 @@ def check_request(scenario, view: str, engines) -> None:
         check_free_body(load(scenario))
 
 
+def legend_rows(scenarios=()) -> tuple:
+    """The bodies' part of the key (each setting is named by its label, in its colour, above it)."""
+    from ..scene.body_scene import legend
+
+    return legend(scenarios)[3:6]
+
+
 def setting_label(engine: str, setting: str, dt: float, separator: str = "\n") -> str:
     from ..engines import registry
 
@@ -71,24 +77,38 @@ def setting_label(engine: str, setting: str, dt: float, separator: str = "\n") -
 
 class EnginesView(ViewScene):
     """Engine runs in a row (:class:`~app.scene.engines.EnginesScene`), one exact ghost each, and
-    the curves (:meth:`picture`). The runs come from :meth:`set_audit`: the export audits in
-    the constructor; the window audits on its worker thread and hands the result over. Until then
-    each body stands at the start. Thread: the one owning the plotters."""
+    the curves (:meth:`picture`). The runs come from :meth:`set_audit`: built anywhere, the view
+    audits in its constructor (the export, a script); built by the window inside
+    :meth:`deferred`, it waits for the window's thread to hand the audit over, each body standing
+    at the start until then. Thread: the one owning the plotters."""
+
+    #: True while a window builds the view (:meth:`deferred`; GUI thread only)
+    _deferred = False
+
+    @classmethod
+    @contextlib.contextmanager
+    def deferred(cls):
+        """Views built inside this block leave the audit to the caller (:meth:`set_audit`)."""
+        cls._deferred = True
+        try:
+            yield
+        finally:
+            cls._deferred = False
 
     def __init__(self, plotters, scenarios, options=None, text_px=None):
-        from ..scene.engines import EnginesScene
-        from ..scene.ghost import GhostBody
+        from ..scene.engines import EnginesScene, GhostRow
 
         self.options = dict(options or {})
-        self.pairs = settings_of(self.options, check_installed=text_px is not None)
+        deferred = EnginesView._deferred
+        self.pairs = settings_of(self.options, check_installed=not deferred)
         plotter = plotters["bodies"]
         scene = EnginesScene(plotter, len(self.pairs), follow=True, trail=True)
-        super().__init__(scenarios, {"bodies": scene}, ghosts=tuple(GhostBody(plotter) for _ in self.pairs))
+        super().__init__(scenarios, {"bodies": scene}, ghosts=(GhostRow(plotter, len(self.pairs)),))
         self._text_px = text_px
         self.audit = None
         self.t = 0.0
         self.show(scenarios)
-        if text_px is not None:  # the export: audit now, on this thread
+        if not deferred:  # the export, a script: audit now, on this thread
             self.set_audit(self.run_audit())
 
     @property
@@ -101,9 +121,11 @@ class EnginesView(ViewScene):
 
     @property
     def legend_rows(self) -> tuple:
+        """The bodies' arrows and trail, then each setting in its colour (engine, setting, step)."""
         from ..scene.engines import ENGINE_COLORS
 
-        return tuple((setting_label(e, s, self.dt, ", "), color) for (e, s), color in zip(self.pairs, ENGINE_COLORS))
+        return legend_rows(self.scenarios) + tuple((setting_label(e, s, self.dt, ", "), color)
+                                                   for (e, s), color in zip(self.pairs, ENGINE_COLORS))
 
     def run_audit(self, progress=None, cancelled=None):
         """The audit this view shows: its settings at the scenario's step over its duration."""
@@ -128,22 +150,8 @@ class EnginesView(ViewScene):
             scene.set_label_size(max(9, round(LABEL_SCALE * self._text_px)))
         for ghost in self.ghosts:
             ghost.set_body(sc.rigid_body)
+            ghost.offsets = scene.offsets
         self._restart_ghosts()
-
-    def set_ghost_start(self, k: int, state) -> None:
-        """Every ghost is the scenario's exact motion from its start."""
-        from ..physics.reference import ExactReference
-
-        self.references[k] = ExactReference(self.scenarios[0].model, self.scenarios[0].initial_state)
-
-    def set_ghost_visible(self, on: bool) -> None:
-        if on:
-            for k in range(len(self.ghosts)):
-                if self.references[k] is None:
-                    self.set_ghost_start(k, None)
-        self.ghost_visible = bool(on) and bool(self.ghosts)
-        for ghost in self.ghosts:
-            ghost.set_visible(self.ghost_visible)
 
     def poses_at(self, t: float) -> list:
         """Each body's ``(c, q, w, L, trail_q, trail_c)`` at ``t`` from its engine run (the start
@@ -174,11 +182,7 @@ class EnginesView(ViewScene):
         if panes is None or "bodies" in panes:
             scene = self.scenes["bodies"]
             scene.set_poses(self.poses_at(self.t))
-            if self.ghost_visible:
-                for k, offset in enumerate(scene.offsets):
-                    if self.references[k] is not None:
-                        c, q, w = self.references[k].at(self.t)
-                        self.ghosts[k].set_pose(np.asarray(c) + offset, q, w)
+            self._pose_ghost(0, self.t)  # the row of ghosts, each at its body's offset
         return True
 
     def picture(self, name: str, size):
@@ -287,4 +291,4 @@ SPEC = register(ViewSpec(
                 "their orientation error, intermediate-axis ω and separatrix ratio",
     window="tumble.gui.engines_window:EnginesWindow",
     panes=(PaneSpec("bodies", 0.62), PaneSpec("curves", 0.38, kind="2d", refresh_s=CURVES_REFRESH_S)),
-    build=EnginesView, runs=runs, plots=None, options=_options(), legend_corner="bottom"))
+    build=EnginesView, runs=runs, plots=None, legend_rows=legend_rows, options=_options()))
