@@ -152,3 +152,12 @@ def test_an_executor_spreads_the_settings_and_changes_no_figure():
         spread = tumble.audit("t-handle", engines="dart,mujoco:rk4", duration=1.0, executor=executor)
     for a, b in zip(alone["runs"], spread["runs"]):
         assert {k: v for k, v in a.items() if k != "seconds"} == {k: v for k, v in b.items() if k != "seconds"}
+
+
+def test_a_body_an_engine_refuses_is_one_line_naming_the_engine(tmp_path):
+    # a tensor that breaks the triangle inequality (allowed on request in Tumble): MuJoCo's compiler refuses it
+    path = tmp_path / "flat.toml"
+    path.write_text('name = "flat"\n[body]\nshape = "custom"\nmass = 1.0\ninertia = [1.0, 1.0, 3.0, 0.0, 0.0, 0.0]\n'
+                    'allow_unphysical = true\n[initial]\nangular_velocity = [0.1, 5.0, 0.1]\n')
+    _one_line(run_tumble("audit", path, "--engines", "dart,mujoco", "--duration", "1"), "--engines", "mujoco",
+              "A + B >= C")

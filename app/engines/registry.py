@@ -114,7 +114,15 @@ def parse(text, flag: str = "--engines", check_installed: bool = True) -> list[t
 def run(engine: str, setting: str, start, dt: float, times):
     """(trajectory, settings, version) of one engine setting; see the module docstring."""
     module = adapters()[engine]
-    trajectory, settings = module.run(start, setting, dt, times)
+    try:
+        trajectory, settings = module.run(start, setting, dt, times)
+    except (ParameterError, KeyboardInterrupt, MemoryError):
+        raise
+    except Exception as err:  # noqa: BLE001 - the engine refused the body or failed: one line naming it
+        text = str(err).strip().splitlines()
+        raise ParameterError("--engines", canonical(engine, setting),
+                             f"run this body (the engine failed: {err.__class__.__name__}"
+                             f"{': ' + text[0][:200] if text else ''})") from None
     return trajectory, settings, module.version()
 
 
