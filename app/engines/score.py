@@ -172,9 +172,12 @@ def flip_words(flips, reference_flips, tolerance: float) -> str:
         words.append(f"added {len(added)} (at {at(added)} s)")
     if shifts:
         worst = max(shifts, key=abs)
-        words.append(f"{'all ' if not words else ''}{len(shifts)} flip{'s' if len(shifts) != 1 else ''} "
-                     f"{'matched' if missed or added else ''}{' ' if missed or added else ''}"
-                     f"{abs(worst):.2g} s {'late' if worst > 0 else 'early'} at most".replace("  ", " "))
+        n = len(shifts)
+        if missed or added:
+            what = f"{n} flip{'s' if n != 1 else ''} matched"
+        else:
+            what = f"all {n} flips" if n > 1 else "the flip"
+        words.append(f"{what} {abs(worst):.2g} s {'late' if worst > 0 else 'early'}{' at most' if n > 1 else ''}")
     if not words:
         return "no flips, as the reference"
     return "; ".join(words)
