@@ -64,6 +64,7 @@ def cmd_audit(args) -> int:
 
     out = check_out_folder(args.out) if args.out else None
     plot = check_out(args.plot, (".png",), "--plot") if args.plot else None
+    sc = api_audit.load(args.scenario)
     if args.trajectory is not None:
         for flag, given in (("--engines", args.engines != "all"), ("--dt", args.dt is not None),
                             ("--duration", args.duration is not None), ("--sample", args.sample is not None)):
@@ -72,12 +73,11 @@ def cmd_audit(args) -> int:
 
                 raise ParameterError(flag, getattr(args, flag[2:]), "not be given with --trajectory (a file is "
                                      "scored at its own times)")
-        result = api_audit.run_trajectory(args.scenario, args.trajectory, args.label, args.quaternion, args.omega)
+        result = api_audit.run_trajectory(sc, args.trajectory, args.label, args.quaternion, args.omega)
     else:
         with ProgressBar("audit") as bar:
-            result = api_audit.run(args.scenario, args.engines, args.dt, args.duration, args.sample, progress=bar,
+            result = api_audit.run(sc, args.engines, args.dt, args.duration, args.sample, progress=bar,
                                    reference_aside=True)
-    sc = api_audit.load(args.scenario)
     print(json.dumps(result.summary, allow_nan=False) if args.json else table_text(result.summary))
     written = []
     if out is not None:
