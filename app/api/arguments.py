@@ -11,7 +11,7 @@ from pathlib import Path
 
 #: the views ``--view`` names (the registry app.views, which imports pyvista, is read only where
 #: a view is drawn; tests/test_cold_parser.py checks that this list is the registry's)
-VIEW_NAMES = ("main", "poinsot", "compare", "stability")
+VIEW_NAMES = ("main", "poinsot", "compare", "stability", "engines")
 
 
 def parse_number(text: str, flag: str, rule: str, whole: bool = False):

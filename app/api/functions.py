@@ -24,12 +24,14 @@ from types import SimpleNamespace
 import numpy as np
 
 from .. import __version__  # noqa: F401  (tumble.__version__, the same as tumble --version)
+from .audit import audit, audit_trajectory  # noqa: F401
 from .draw import export, render, show  # noqa: F401
 from .types import Fit, Run, Scenario, flag_number, integrator_name, load
 from ..physics.errors import DivergenceError, ParameterError  # noqa: F401
 
 __all__ = ["__version__", "ParameterError", "DivergenceError", "Scenario", "Run", "Fit", "presets", "load",
-           "simulate", "inspect", "fit", "predict", "export", "render", "show", "stability"]
+           "simulate", "inspect", "fit", "predict", "export", "render", "show", "stability", "audit",
+           "audit_trajectory"]
 
 def presets() -> dict[str, str]:
     """The shipped presets: name -> one-line description (``tumble presets``)."""

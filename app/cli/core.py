@@ -14,6 +14,7 @@ import os
 import re
 import sys
 
+from .audit import add_audit_parser, cmd_audit
 from .export import EXPORT_HELP, UsageError, add_export_parser, cmd_export
 from .throws import THROW_COMMANDS, add_throw_parsers
 from ..api.arguments import (
@@ -141,7 +142,9 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
     g.add_argument("--quit-after", type=nonnegative("--quit-after"), metavar="S",
                    help="seconds of wall time before the screenshot/exit")
     g.add_argument("--live", metavar="URL", help="follow a phone live (phyphox remote access, http://HOST:PORT)")
+    g.add_argument("--engines", metavar="LIST", help="--view engines: up to 4 settings ENGINE[:SETTING],...")
     add_throw_parsers(sub)
+    add_audit_parser(sub)
     from .live import add_live_parsers
     add_live_parsers(sub, COMMANDS)
     return p
@@ -292,8 +295,11 @@ def cmd_gui(args) -> int:
         parse_url(args.live)
         if args.view != "main":
             raise UsageError(f"--live goes with the main view, not --view {args.view}")
+    if args.view == "engines" or args.engines is not None:
+        from .views.engines import check_request
+        check_request(args.scenario, args.view, args.engines)
     return run_gui(args.scenario, paused=args.paused, view=args.view, screenshot=args.screenshot,
-                   quit_after=args.quit_after, live=args.live)
+                   quit_after=args.quit_after, live=args.live, engines=args.engines)
 
 
 COMMANDS = {
@@ -304,6 +310,7 @@ COMMANDS = {
     "stability": cmd_stability,
     "export": cmd_export,
     "gui": cmd_gui,
+    "audit": cmd_audit,
 }
 
 

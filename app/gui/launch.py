@@ -61,7 +61,7 @@ def qt_application():
 
 
 def run_gui(scenario: str | None, paused: bool = False, view: str = "main", screenshot: str | None = None,
-            quit_after: float | None = None, live: str | None = None) -> int:
+            quit_after: float | None = None, live: str | None = None, engines: str | None = None) -> int:
     """Open ``view`` on ``scenario`` and run the event loop; returns the exit status.
 
     With ``screenshot``, run ``quit_after`` seconds of wall time after the first drawn
@@ -87,6 +87,8 @@ def run_gui(scenario: str | None, paused: bool = False, view: str = "main", scre
     automated = screenshot is not None or quit_after is not None
     factory = view_factory(view)
     options = {"preset": preset, "paused": paused, "persist": not automated}
+    if engines is not None:  # --view engines: its settings
+        options["engines"] = engines
     if scenario is not None and preset is None and "source" in inspect.signature(factory).parameters:
         options["source"] = str(scenario)  # a TOML file: the view names it
     window = factory(sc, **options)

@@ -27,7 +27,7 @@ def get_view(name: str) -> ViewSpec:
         raise ParameterError("--view", name, "be one of " + ", ".join(_VIEWS)) from None
 
 
-from . import main, poinsot, compare, stability  # noqa: E402  (each defines its SPEC and imports nothing of this module)
+from . import main, poinsot, compare, stability, engines  # noqa: E402  (each defines its SPEC and imports nothing of this module)
 
-for _module in (main, poinsot, compare, stability):
+for _module in (main, poinsot, compare, stability, engines):
     register(_module.SPEC)

@@ -1,0 +1,79 @@
+"""MuJoCo (``pip install mujoco``): a free joint with the scenario's inertia, its four integrators.
+
+Conventions (MuJoCo's documentation, "Floating objects" and ``mjModel.qpos``): the free joint's
+``qpos`` is (x, y, z, qw, qx, qy, qz), the body frame's origin (here the centre of mass) and its
+orientation body to world; ``qvel`` is (v world, omega body frame). That is Tumble's own
+convention, so nothing is converted. ``fullinertia`` takes the tensor with its products (MuJoCo
+diagonalises it into the inertial frame itself). Defaults kept: no joint damping, no geoms
+(nothing collides), ``mj_step`` as documented; ``mj_step(m, d, nstep)`` takes a sample's steps
+in one call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..physics.state import Trajectory
+from .start import step_counts
+
+ENGINE = "mujoco"
+PACKAGE = "mujoco"
+ORDER = 10
+SETTINGS = {
+    "euler": "semi-implicit Euler, MuJoCo's default integrator",
+    "rk4": "fourth-order Runge-Kutta",
+    "implicit": "implicit-in-velocity Euler (Coriolis and centripetal derivatives included)",
+    "implicitfast": "implicit-in-velocity Euler without the Coriolis derivatives",
+}
+_INTEGRATOR = {"euler": "Euler", "rk4": "RK4", "implicit": "implicit", "implicitfast": "implicitfast"}
+
+
+def version() -> str:
+    import mujoco
+
+    return mujoco.__version__
+
+
+def fixed_step(setting: str) -> bool:
+    return True
+
+
+def model_xml(start, setting: str, dt: float) -> str:
+    """The MJCF of one free body at ``start`` stepped with ``setting`` at ``dt``."""
+    j = start.inertia
+    full = " ".join(repr(float(x)) for x in (j[0, 0], j[1, 1], j[2, 2], j[0, 1], j[0, 2], j[1, 2]))
+    g = " ".join(repr(float(x)) for x in start.gravity)
+    return (f'<mujoco model="tumble-audit"><option timestep="{float(dt)!r}" integrator="{_INTEGRATOR[setting]}" '
+            f'gravity="{g}"/><worldbody><body name="body"><freejoint name="free"/>'
+            f'<inertial pos="0 0 0" mass="{float(start.mass)!r}" fullinertia="{full}"/></body></worldbody>'
+            '</mujoco>')
+
+
+def run(start, setting: str, dt: float, times):
+    import mujoco
+
+    counts = step_counts(times, dt)
+    model = mujoco.MjModel.from_xml_string(model_xml(start, setting, dt))
+    data = mujoco.MjData(model)
+    data.qpos[:] = np.concatenate([start.c, start.q])
+    data.qvel[:] = np.concatenate([start.v, start.w])
+    n = len(times)
+    qpos, qvel = np.empty((n, 7)), np.empty((n, 6))
+    qpos[0], qvel[0] = data.qpos, data.qvel
+    step = mujoco.mj_step
+    for k in range(1, n):
+        step(model, data, int(counts[k - 1]))
+        qpos[k], qvel[k] = data.qpos, data.qvel
+    q = qpos[:, 3:7] / np.linalg.norm(qpos[:, 3:7], axis=1, keepdims=True)
+    settings = {
+        "integrator": _INTEGRATOR[setting],
+        "timestep": float(model.opt.timestep),
+        "damping": float(model.dof_damping.max()),
+        "gyroscopic": "bias force, explicit" if setting in ("euler", "rk4")
+        else "in the implicit velocity update" if setting == "implicit"
+        else "explicit (implicitfast drops the Coriolis derivatives)",
+        "solver": mujoco.mjtSolver(int(model.opt.solver)).name,
+        "quaternion": "qpos (w, x, y, z), normalised by MuJoCo after each step",
+    }
+    return Trajectory(np.asarray(times, dtype=float), qpos[:, 0:3].copy(), qvel[:, 0:3].copy(), q,
+                      qvel[:, 3:6].copy()), settings

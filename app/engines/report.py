@@ -1,0 +1,149 @@
+"""An audit's outputs: the table, the summary CSV and JSON, one CSV per setting, and the plot."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+
+from ..atomic import atomic_path
+from .audit import Audit, flip_tolerance, label
+
+#: the summary CSV's columns (audit.csv), the run's figures by their --json names
+SUMMARY_COLUMNS = ("engine", "setting", "version", "dt", "max_orientation_error", "final_L_drift",
+                   "final_E_drift", "separatrix_ratio", "flip_count", "flip_count_reference", "first_flip",
+                   "first_flip_reference", "com_error", "seconds")
+
+
+def _g(x, digits=3) -> str:
+    return "-" if x is None else f"{x:.{digits}g}"
+
+
+def flips_words(run: dict) -> str:
+    from .score import flip_words
+
+    return flip_words(run["flips"], run["flips_reference"], flip_tolerance(run["flips_reference"]))
+
+
+def table_text(summary: dict) -> str:
+    """One row per setting, then in words the flips each missed or added."""
+    head = (f"{summary['scenario']}: {summary['duration']:g} s sampled every {summary['sample']:g} s, "
+            f"against the {'exact solution' if summary['reference'] == 'exact' else 'DOP853 reference (rtol 1e-12)'}")
+    rows = [("setting", "version", "max err (rad)", "|L| drift", "E drift", "sep. ratio", "flips", "com err (m)",
+             "seconds")]
+    for r in summary["runs"]:
+        flips = "-" if r["flips"] is None else f"{len(r['flips'])}/{len(r['flips_reference'])}"
+        rows.append((label(r), str(r["version"] or "-"), _g(r["max_orientation_error"]), _g(r["final_L_drift"]),
+                     _g(r["final_E_drift"]), _g(r["separatrix_ratio"], 4), flips, _g(r["com_error"]),
+                     _g(r["seconds"], 2)))
+    widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
+    lines = [head, ""]
+    for i, row in enumerate(rows):
+        lines.append("  ".join(cell.ljust(w) if k < 2 else cell.rjust(w) for k, (cell, w) in enumerate(zip(row, widths))))
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    lines.append("")
+    lines += [f"{label(r)}: {flips_words(r)}" for r in summary["runs"]]
+    return "\n".join(lines)
+
+
+def summary_rows(summary: dict) -> list[dict]:
+    out = []
+    for r in summary["runs"]:
+        flips, ref = r["flips"], r["flips_reference"]
+        out.append({"engine": r["engine"], "setting": r["setting"], "version": r["version"], "dt": r["dt"],
+                    "max_orientation_error": r["max_orientation_error"], "final_L_drift": r["final_L_drift"],
+                    "final_E_drift": r["final_E_drift"], "separatrix_ratio": r["separatrix_ratio"],
+                    "flip_count": None if flips is None else len(flips), "flip_count_reference": len(ref),
+                    "first_flip": flips[0] if flips else None, "first_flip_reference": ref[0] if ref else None,
+                    "com_error": r["com_error"], "seconds": r["seconds"]})
+    return out
+
+
+def _cell(x) -> str:
+    if x is None:
+        return ""
+    if isinstance(x, float):
+        return repr(x)
+    text = str(x)
+    return '"' + text.replace('"', '""') + '"' if any(ch in text for ch in ',"\n') else text
+
+
+def file_stem(run: dict) -> str:
+    """A file name for a run: its label with anything but letters, digits, dot and dash as _."""
+    return re.sub(r"[^A-Za-z0-9.\-]+", "_", label(run)).strip("_") or "run"
+
+
+def run_table(sc, setting_run) -> dict:
+    """``tumble simulate``'s columns (those the run has) plus ``orientation_error``."""
+    from ..simulation.table import trajectory_table
+
+    traj, figures = setting_run.trajectory, setting_run.figures
+    if figures["setting"] != "file":
+        table = trajectory_table(sc, traj)
+    else:  # a file: only what it held
+        table = {"t": traj.t}
+        if figures["com_error"] is not None:
+            table.update(cx=traj.c[:, 0], cy=traj.c[:, 1], cz=traj.c[:, 2])
+        table.update(qw=traj.q[:, 0], qx=traj.q[:, 1], qy=traj.q[:, 2], qz=traj.q[:, 3])
+        if figures["flips"] is not None:
+            table.update(wx=traj.w[:, 0], wy=traj.w[:, 1], wz=traj.w[:, 2])
+    table["orientation_error"] = setting_run.series["orientation_error"]
+    return table
+
+
+def write_outputs(sc, result: Audit, folder: Path, plot: Path | None = None) -> list[Path]:
+    """Into ``folder``: one CSV per setting, audit.json, audit.csv and audit.png (each written
+    atomically); ``plot`` also writes the plot there. Returns the paths written."""
+    from ..simulation.table import write_table
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    used = set()
+    for run in result.runs:
+        stem = file_stem(run.figures)
+        while stem in used:
+            stem += "_"
+        used.add(stem)
+        path = folder / f"{stem}.csv"
+        write_table(path, run_table(sc, run))
+        written.append(path)
+    path = folder / "audit.json"
+    with atomic_path(path) as tmp:
+        Path(tmp).write_text(json.dumps(result.summary, allow_nan=False, indent=1) + "\n", encoding="utf-8")
+    written.append(path)
+    path = folder / "audit.csv"
+    rows = summary_rows(result.summary)
+    with atomic_path(path) as tmp:
+        Path(tmp).write_text("\n".join([",".join(SUMMARY_COLUMNS)] + [",".join(_cell(r[k]) for k in SUMMARY_COLUMNS)
+                                                                     for r in rows]) + "\n", encoding="utf-8")
+    written.append(path)
+    written.append(write_plot(result, folder / "audit.png"))
+    return written
+
+
+def write_plot(result: Audit, path) -> Path:
+    """The audit plot as a PNG (matplotlib, Agg), written atomically (see :mod:`.plot`)."""
+    from .plot import draw_figure
+
+    path = Path(path)
+    fig = draw_figure(result)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=110, format="png")
+    return path
+
+
+def work_precision(summary: dict) -> dict:
+    """setting label (no dt) -> [(wall seconds per simulated second, max error)] over its dts."""
+    curves: dict = {}
+    for r in summary["runs"]:
+        if r["seconds"] is None or r["dt"] is None:
+            continue
+        name = label({**r, "dt": None})
+        curves.setdefault(name, []).append((r["seconds"] / summary["duration"], r["max_orientation_error"]))
+    return {k: sorted(v) for k, v in curves.items()}
+
+
