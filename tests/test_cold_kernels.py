@@ -67,7 +67,7 @@ def test_each_run_compiles_only_its_own_method():
     """An entry kernel reaches one method's step: compiling rk4 for a free body leaves the
     other methods' steps uncompiled (a fresh process, an empty cache)."""
     script = textwrap.dedent("""
-        from tumble.physics import jit, kernels
+        from tumble.physics.compiled import jit, kernels
         jit.compile_now(["run_rk4_free"])
         compiled = [n for n in ("step_rk4_free", "step_rk4", "step_strang", "step_midpoint", "step_lie_rk4",
                                 "step_euler", "step_rotmat_euler", "deriv") if getattr(kernels, n).signatures]
@@ -78,7 +78,7 @@ def test_each_run_compiles_only_its_own_method():
 
 def test_a_kernel_missing_from_the_cache_runs_uncompiled_while_a_child_compiles_it():
     script = textwrap.dedent("""
-        from tumble.physics import jit
+        from tumble.physics.compiled import jit
         jit.SPAWN_DELAY_S = 0  # the child at once, as in the window
         first = jit.kernel("run_euler")
         assert not jit.is_compiled(first), first
@@ -103,7 +103,7 @@ def test_a_command_starts_the_compile_after_a_short_run_or_as_it_exits():
     SPAWN_DELAY_S of stepping uncompiled."""
     script = textwrap.dedent("""
         import sys, time
-        from tumble.physics import jit
+        from tumble.physics.compiled import jit
         assert not jit.is_compiled(jit.kernel("run_euler"))
         job = jit._jobs["run_euler"]
         assert job.child is None and jit.note().startswith("compiling euler")
@@ -124,7 +124,7 @@ def test_a_command_starts_the_compile_after_a_short_run_or_as_it_exits():
                                  timeout=900)
             assert res.returncode == 0 and res.stdout.strip() == "exits", res.stderr
             deadline = time.monotonic() + 600
-            check = "from tumble.physics import jit\nprint(jit.is_compiled(jit.kernel('run_euler')))"
+            check = "from tumble.physics.compiled import jit\nprint(jit.is_compiled(jit.kernel('run_euler')))"
             while True:  # the child started at exit compiles into the cache
                 out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, env=env,
                                      timeout=600).stdout.strip()
@@ -151,7 +151,7 @@ def _compiles_into(cache: str):
 def test_a_failed_child_leaves_the_compile_to_a_thread():
     script = textwrap.dedent("""
         import subprocess, sys
-        from tumble.physics import jit
+        from tumble.physics.compiled import jit
         jit.SPAWN_DELAY_S = 0
         jit._spawn = lambda name: subprocess.Popen([sys.executable, "-c", "exit(3)"])
         assert not jit.is_compiled(jit.kernel("run_euler"))
@@ -168,7 +168,7 @@ def test_a_failed_child_leaves_the_compile_to_a_thread():
 def test_a_run_started_while_anothers_compile_goes_on_waits_for_that_one():
     script = textwrap.dedent("""
         import subprocess, sys, time
-        from tumble.physics import jit
+        from tumble.physics.compiled import jit
         jit.SPAWN_DELAY_S = 0
         # stands for the compile a run just before this one left behind, named in its marker
         other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "tumble.physics.compiled.jit"])
@@ -193,14 +193,14 @@ def test_a_run_started_while_anothers_compile_goes_on_waits_for_that_one():
 
 def test_a_cached_kernel_is_loaded_at_once_or_by_a_thread_in_the_window():
     script = textwrap.dedent("""
-        from tumble.physics import jit
+        from tumble.physics.compiled import jit
         with jit.never_waiting():  # as the window's simulation thread: the body moves meanwhile
             assert not jit.is_compiled(jit.kernel("run_euler"))
             jit._jobs["run_euler"].thread.join()
             assert jit.is_compiled(jit.kernel("run_euler")) and not jit.note()
         print("loaded by a thread")
     """)
-    loaded = "from tumble.physics import jit\n" \
+    loaded = "from tumble.physics.compiled import jit\n" \
              "assert jit.is_compiled(jit.kernel('run_euler'))\nprint('loaded at once')"
     assert _child(script, "run_euler").strip().splitlines()[-1] == "loaded by a thread"
     assert _child(loaded, "run_euler").strip().splitlines()[-1] == "loaded at once"

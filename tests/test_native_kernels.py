@@ -140,7 +140,7 @@ def test_a_saved_kernel_is_mapped_without_starting_numbas_compiler():
     never loaded; the run's results equal, bit for bit, a run through numba's own cache."""
     script = """
         import hashlib, sys
-        from tumble.physics import jit
+        from tumble.physics.compiled import jit
         from tumble.physics.body import box
         from tumble.physics.integrators import simulate
         from tumble.physics.state import State
@@ -177,7 +177,7 @@ def test_a_kernel_cached_by_numba_alone_gets_its_machine_code_from_a_child():
         stale = saved[0].with_name(f"runs.run_euler.{'0' * 24}{native.SUFFIX}")  # an older version's
         saved[0].rename(stale)
         first = _python("""
-            from tumble.physics import jit
+            from tumble.physics.compiled import jit
             fn = jit.kernel("run_euler")
             print(type(fn).__name__)
         """, env)
@@ -190,7 +190,7 @@ def test_a_kernel_cached_by_numba_alone_gets_its_machine_code_from_a_child():
             assert time.monotonic() < deadline
             time.sleep(0.2)
         second = _python("""
-            from tumble.physics import jit
+            from tumble.physics.compiled import jit
             print(type(jit.kernel("run_euler")).__name__)
         """, env)
         assert second.strip() == "NativeKernel"

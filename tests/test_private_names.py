@@ -44,7 +44,7 @@ def files():
 #: no public way to the same thing: numba's C helper tables, whose addresses LLVM is given to map
 #: the kernels' saved machine code (numba registers the same ones itself when its compiler starts)
 OTHER_PACKAGES_PRIVATE = {
-    "physics/native.py": {"from numba import _dynfunc", "from numba import _helperlib",
+    "physics/compiled/native.py": {"from numba import _dynfunc", "from numba import _helperlib",
                           "from numba.core.runtime import _nrt_python"},
 }
 
