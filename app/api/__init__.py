@@ -15,6 +15,7 @@ from .functions import (  # noqa: F401
     load,
     predict,
     presets,
+    samples,
     render,
     show,
     simulate,
