@@ -134,13 +134,15 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
         sub.add_parser("export", help=EXPORT_HELP)
 
     g = sub.add_parser("gui", help="open the app window")
-    g.add_argument("scenario", nargs="?")
-    g.add_argument("--paused", action="store_true")
+    g.add_argument("scenario", nargs="?", help="a preset's name (tumble presets), a scenario TOML, or a recording "
+                                               "or sample's name (tumble samples) to fit in the import dialog")
+    g.add_argument("--paused", action="store_true", help="open with the run paused (Space plays it)")
     g.add_argument("--view", default="main", help="the window opened: " + ", ".join(VIEW_NAMES) + " (default main)")
     g.add_argument("--screenshot", metavar="FILE", help="save a PNG of the window and exit")
     g.add_argument("--quit-after", type=nonnegative("--quit-after"), metavar="S",
                    help="seconds of wall time before the screenshot/exit")
-    g.add_argument("--live", metavar="URL", help="follow a phone live (phyphox remote access, http://HOST:PORT)")
+    g.add_argument("--live", metavar="URL", help="follow a phone live (phyphox remote access, http://HOST:PORT; "
+                                                 "demo: a stand-in phone replaying a sample)")
     add_throw_parsers(sub)
     from .live import add_live_parsers
     add_live_parsers(sub, COMMANDS)
@@ -288,8 +290,10 @@ def cmd_gui(args) -> int:
                                     quit_after=args.quit_after)
     if args.live is not None:
         from ..throws.live.client import parse_url
+        from ..throws.live.demo import is_demo
 
-        parse_url(args.live)
+        if not is_demo(args.live):
+            parse_url(args.live)
         if args.view != "main":
             raise UsageError(f"--live goes with the main view, not --view {args.view}")
     return run_gui(args.scenario, paused=args.paused, view=args.view, screenshot=args.screenshot,
