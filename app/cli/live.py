@@ -133,9 +133,8 @@ def cmd_live(args) -> int:
         return EXIT_INTERRUPTED
     emit(session.end_event())
     if not heard["connected"]:
-        why = f": {heard['error']}" if heard["error"] else ""
-        print(f"tumble: never connected to {args.url}{why} (is phyphox open with remote access allowed, "
-              "on the same network?)", file=sys.stderr)
+        why = heard["error"] or "no answer (is phyphox open with remote access allowed, on the same network?)"
+        print(f"tumble: never connected to {args.url}: {why}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
 

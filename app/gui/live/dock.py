@@ -228,7 +228,7 @@ class PhoneDock(QDockWidget):
                          + _fmt(in_air["flip_time_predicted"]) + " after the release")
         elif flights:
             last = flights[-1]
-            parts.append(f"{len(flights)} flights")
+            parts.append(f"{len(flights)} flight{'' if len(flights) == 1 else 's'}")
             parts.append("last throw: flip predicted " + _fmt(last["flip_time_predicted"])
                          + ", measured " + _fmt(last["flip_time_measured"]))
         text = " · ".join(parts)
