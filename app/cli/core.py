@@ -17,10 +17,12 @@ import sys
 from .export import EXPORT_HELP, UsageError, add_export_parser, cmd_export
 from .throws import THROW_COMMANDS, add_throw_parsers
 from ..api.arguments import (
+    NO_DISPLAY,
     VIEW_NAMES,
     ProgressBar,
     check_out,
     check_out_folder,
+    display_missing,
     nonnegative,
     number_type,
     positive,
@@ -267,16 +269,10 @@ def no_display() -> bool:
     """True, after saying so in one line on stderr, where a window cannot open: Linux without
     DISPLAY, WAYLAND_DISPLAY or a QT_QPA_PLATFORM chosen. Qt itself would abort the process
     with a message about reinstalling the application (exit 134)."""
-    if not sys.platform.startswith("linux") or any(os.environ.get(v) for v in DISPLAY_VARIABLES):
+    if not display_missing():
         return False
-    print("tumble: error: no display found (DISPLAY and WAYLAND_DISPLAY are not set): run the window on a "
-          "virtual one, xvfb-run -a tumble, or work headless with tumble export, simulate or inspect "
-          "(tumble --help)", file=sys.stderr)
+    print(f"tumble: error: {NO_DISPLAY}", file=sys.stderr)
     return True
-
-
-#: any of these set means a window can open (QT_QPA_PLATFORM=offscreen draws without a display)
-DISPLAY_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
 
 
 def cmd_gui(args) -> int:
