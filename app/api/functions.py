@@ -247,7 +247,7 @@ def fit(recordings, *, flights="auto", drag="quadratic", axes="sensor", inertia_
         for t0 in times:
             if not any(f.start - 0.2 <= float(t0) <= f.end for f in result.flights):
                 raise ParameterError(f"--{name}", f"{float(t0):g}", "name a time (s, recording time) inside a flight found")
-    notes = tuple(f"{rec.name}: {note}" for rec in read for note in rec.notes)
+    notes = tuple(f"{rec.name}: {note}" for rec in read for note in rec.notes) + tuple(result.notes)
     return Fit(result, scale, bool(allow_unphysical), notes)
 
 

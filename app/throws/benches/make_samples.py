@@ -10,7 +10,7 @@ seed writes the same bytes: the zip's dates are fixed and the numbers are phypho
   axis from a table where it lies still (exact zeros, as an iPhone reads), one catch slamming
   past the gyroscope's 2000 deg/s range; a phyphox export ``.zip``.
 - ``racket-throws``: a tennis racket (the ``tennis-racket`` preset's body) with a phone taped to
-  its handle, 1 deg off the racket's axes, thrown 6 times across the head from the hand (no
+  its handle, 0.7 deg off the racket's axes, thrown 6 times across the head from the hand (no
   still phone between throws), a 1000 deg/s sensor (17.45 rad/s) that every catch drives past
   its range, and bounces off the cushion; a plain CSV of time and three rates.
 """
@@ -73,7 +73,7 @@ PLANS = (
          slammed_catch=3),
     Plan("racket-throws", "a tennis racket with a phone taped to its handle, 6 throws across the head from the hand, "
          "a 1000 deg/s sensor, bounces (CSV)",
-         syn.Truth(moments=RACKET_RATIOS, axes=syn.Truth.rotated(1.0, axis=(1.0, -2.0, 1.0)).axes @ PHONE_AXES,
+         syn.Truth(moments=RACKET_RATIOS, axes=syn.Truth.rotated(0.7, axis=(1.0, -2.0, 1.0)).axes @ PHONE_AXES,
                    drag=(0.002, 0.008, 0.010)),
          syn.RealWorld(still=False, clip=17.45, catch=25.0, bounce=0.3), 6, (9.0, 15.0), (3.0, 12.0), (0.5, 0.9),
          "csv", 2702),
