@@ -62,3 +62,14 @@ def test_the_theory_dock_says_a_stable_spin_has_no_growth(open_window, qtbot):
     qtbot.waitUntil(lambda: cell.text() == STABLE_GROWTH, timeout=20000)
     flipping = open_window("t-handle", paused=True)
     qtbot.waitUntil(lambda: flipping.theory.cells["growth_rate"][0].text().endswith(" 1/s"), timeout=20000)
+
+
+def test_the_import_dialog_says_when_the_sensors_axes_fit_clearly_worse(open_window, qtbot):
+    window = open_window("t-handle", paused=True)
+    window.open_sample("racket-throws")  # its sensor sits 0.7 degrees off the racket's axes
+    dialog = window.recording_dialog
+    assert dialog.axes_combo.currentText() == "sensor"
+    with qtbot.waitSignal(dialog.fit_finished, timeout=FIT_MS):
+        pass
+    assert "axes: fit" in dialog.status.text() and "clearly worse" in dialog.status.text()
+    dialog.close()
