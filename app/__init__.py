@@ -17,8 +17,8 @@ import types
 __version__ = "0.1.0"
 
 #: the names of the API (tumble.api), loaded on first use
-_API = ("ParameterError", "DivergenceError", "Scenario", "Run", "Fit", "presets", "load", "simulate", "inspect",
-        "fit", "predict", "export", "render", "show", "stability", "audit", "audit_trajectory")
+_API = ("ParameterError", "DivergenceError", "Scenario", "Run", "Fit", "presets", "samples", "load", "simulate",
+        "inspect", "fit", "predict", "export", "render", "show", "stability", "audit", "audit_trajectory")
 __all__ = ["__version__", *_API]
 
 

@@ -42,9 +42,9 @@ def wheel(tmp_path_factory):
 
 def test_the_wheel_carries_presets_and_meshes(root, wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
-    for folder in ("scenarios", "meshes"):
+    for folder in ("scenarios", "meshes", "recordings"):
         for shipped in (root / "resources" / folder).iterdir():
-            if shipped.suffix in (".toml", ".stl"):
+            if shipped.suffix in (".toml", ".stl", ".zip", ".csv"):
                 assert f"tumble/resources/{folder}/{shipped.name}" in names
     for module in (root / "app").rglob("*.py"):  # every module of every room, at its place
         assert "tumble/" + module.relative_to(root / "app").as_posix() in names

@@ -166,3 +166,27 @@ def with_solver_flags(sc, args, keys=("integrator", "dt", "duration")):
             if err.field == f"solver.{key}":
                 raise ParameterError(f"--{key}", err.value, err.rule) from None
         raise
+
+
+#: any of these set means a window can open (QT_QPA_PLATFORM=offscreen draws without a display)
+DISPLAY_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
+#: the one line said where a window cannot open (``tumble gui`` prints it; ``tumble.show`` raises it)
+NO_DISPLAY = ("no display found (DISPLAY and WAYLAND_DISPLAY are not set): run the window on a virtual one, "
+              "xvfb-run -a tumble, or work headless with tumble export, simulate or inspect (tumble --help)")
+
+
+def display_missing() -> bool:
+    """True where a window cannot open: Linux without DISPLAY, WAYLAND_DISPLAY or a
+    QT_QPA_PLATFORM chosen. Qt itself would abort the process with a message about
+    reinstalling the application (exit 134), which no ``try`` catches."""
+    return sys.platform.startswith("linux") and not any(os.environ.get(v) for v in DISPLAY_VARIABLES)
+
+
+def no_display_error():
+    """The :class:`ParameterError` of a window asked for without a display: its text is
+    :data:`NO_DISPLAY`, the command line's line."""
+    from ..physics.errors import ParameterError
+
+    err = ParameterError("display", None, "be there to open a window")
+    err.args = (NO_DISPLAY,)
+    return err

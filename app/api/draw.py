@@ -173,7 +173,8 @@ def in_jupyter() -> bool:
 def show(sc_or_run, *, view="main"):
     """Show ``view`` of a scenario or a run: in Jupyter the view inline (an image of it at
     t = 0, drawn off screen); elsewhere the app's window, until it is closed (returns its
-    exit status)."""
+    exit status). Without a display (Linux with neither DISPLAY nor WAYLAND_DISPLAY) it raises
+    :class:`ParameterError` with the line ``tumble gui`` prints there."""
     sc = _scenario(sc_or_run)
     if in_jupyter():
         import warnings
@@ -185,10 +186,13 @@ def show(sc_or_run, *, view="main"):
             image = render(sc, 0.0, view=view, size=SHOW_SIZE)
         display(Image(data=png_bytes(image)))
         return None
+    from .arguments import display_missing, no_display_error
     from ..gui.launch import run_gui
     from ..views import get_view
 
     get_view(view)
+    if display_missing():  # Qt would abort the interpreter (exit 134): say it as the command line does
+        raise no_display_error()
     with tempfile.TemporaryDirectory(prefix="tumble-show-") as folder:
         path = sc.save(Path(folder) / "scenario.toml")
         return run_gui(str(path), view=view)

@@ -30,7 +30,7 @@ from .types import Fit, Run, Scenario, flag_number, integrator_name, load
 from ..physics.errors import DivergenceError, ParameterError  # noqa: F401
 
 __all__ = ["__version__", "ParameterError", "DivergenceError", "Scenario", "Run", "Fit", "presets", "load",
-           "simulate", "inspect", "fit", "predict", "export", "render", "show", "stability", "audit",
+           "simulate", "inspect", "samples", "fit", "predict", "export", "render", "show", "stability", "audit",
            "audit_trajectory"]
 
 def presets() -> dict[str, str]:
@@ -187,6 +187,16 @@ def stability(sc, *, directions=2000, duration=20.0, executor=None, progress=Non
 # ------------------------------------------------------------------ throws: fit and predict
 
 
+def samples() -> list[dict]:
+    """The sample recordings shipped with Tumble (``tumble samples --json``): each a dict of
+    ``name`` (what :func:`fit`, :func:`predict` and every command take in place of a
+    recording), ``what``, ``file``, the true ``ratios`` (ascending, the largest 1), ``made`` and
+    ``seed``."""
+    from ..throws.recordings.samples import samples as shipped
+
+    return [s.to_dict() for s in shipped()]
+
+
 def _recordings(recordings) -> list:
     """A path, a Recording, or a list of them, as a list."""
     if isinstance(recordings, (str, Path)) or not isinstance(recordings, (list, tuple)):
@@ -212,7 +222,8 @@ def fit(recordings, *, flights="auto", drag="quadratic", axes="sensor", inertia_
         include=(), allow_unphysical=False, progress=None) -> Fit:
     """Fit inertia ratios and air drag to gyroscope recordings of throws (``tumble fit``).
 
-    ``recordings``: a phyphox folder or .zip, a CSV file, or a list of them (fitted together);
+    ``recordings``: a phyphox folder or .zip, a CSV file, a sample's name (:func:`samples`), or a
+    list of them (fitted together);
     ``flights``: ``"auto"`` or windows ``"START:END,..."`` / ``[(start, end), ...]`` (s);
     ``drag``: none, linear or quadratic; ``axes``: sensor or fit; ``inertia_scale``: the
     largest principal moment (kg m^2) the reported inertia and drag are scaled to;
@@ -238,7 +249,7 @@ def fit(recordings, *, flights="auto", drag="quadratic", axes="sensor", inertia_
         for t0 in times:
             if not any(f.start - 0.2 <= float(t0) <= f.end for f in result.flights):
                 raise ParameterError(f"--{name}", f"{float(t0):g}", "name a time (s, recording time) inside a flight found")
-    notes = tuple(f"{rec.name}: {note}" for rec in read for note in rec.notes)
+    notes = tuple(f"{rec.name}: {note}" for rec in read for note in rec.notes) + tuple(result.notes)
     return Fit(result, scale, bool(allow_unphysical), notes)
 
 

@@ -18,10 +18,12 @@ from .audit import add_audit_parser, cmd_audit
 from .export import EXPORT_HELP, UsageError, add_export_parser, cmd_export
 from .throws import THROW_COMMANDS, add_throw_parsers
 from ..api.arguments import (
+    NO_DISPLAY,
     VIEW_NAMES,
     ProgressBar,
     check_out,
     check_out_folder,
+    display_missing,
     nonnegative,
     number_type,
     positive,
@@ -135,13 +137,15 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
         sub.add_parser("export", help=EXPORT_HELP)
 
     g = sub.add_parser("gui", help="open the app window")
-    g.add_argument("scenario", nargs="?")
-    g.add_argument("--paused", action="store_true")
+    g.add_argument("scenario", nargs="?", help="a preset's name (tumble presets), a scenario TOML, or a recording "
+                                               "or sample's name (tumble samples) to fit in the import dialog")
+    g.add_argument("--paused", action="store_true", help="open with the run paused (Space plays it)")
     g.add_argument("--view", default="main", help="the window opened: " + ", ".join(VIEW_NAMES) + " (default main)")
     g.add_argument("--screenshot", metavar="FILE", help="save a PNG of the window and exit")
     g.add_argument("--quit-after", type=nonnegative("--quit-after"), metavar="S",
                    help="seconds of wall time before the screenshot/exit")
-    g.add_argument("--live", metavar="URL", help="follow a phone live (phyphox remote access, http://HOST:PORT)")
+    g.add_argument("--live", metavar="URL", help="follow a phone live (phyphox remote access, http://HOST:PORT; "
+                                                 "demo: a stand-in phone replaying a sample)")
     g.add_argument("--engines", metavar="LIST", help="--view engines: up to 4 settings ENGINE[:SETTING],...")
     add_throw_parsers(sub)
     add_audit_parser(sub)
@@ -268,16 +272,10 @@ def no_display() -> bool:
     """True, after saying so in one line on stderr, where a window cannot open: Linux without
     DISPLAY, WAYLAND_DISPLAY or a QT_QPA_PLATFORM chosen. Qt itself would abort the process
     with a message about reinstalling the application (exit 134)."""
-    if not sys.platform.startswith("linux") or any(os.environ.get(v) for v in DISPLAY_VARIABLES):
+    if not display_missing():
         return False
-    print("tumble: error: no display found (DISPLAY and WAYLAND_DISPLAY are not set): run the window on a "
-          "virtual one, xvfb-run -a tumble, or work headless with tumble export, simulate or inspect "
-          "(tumble --help)", file=sys.stderr)
+    print(f"tumble: error: {NO_DISPLAY}", file=sys.stderr)
     return True
-
-
-#: any of these set means a window can open (QT_QPA_PLATFORM=offscreen draws without a display)
-DISPLAY_VARIABLES = ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
 
 
 def cmd_gui(args) -> int:
@@ -291,12 +289,14 @@ def cmd_gui(args) -> int:
                                     quit_after=args.quit_after)
     if args.live is not None:
         from ..throws.live.client import parse_url
+        from ..throws.live.demo import is_demo
 
-        parse_url(args.live)
+        if not is_demo(args.live):
+            parse_url(args.live)
         if args.view != "main":
             raise UsageError(f"--live goes with the main view, not --view {args.view}")
     if args.view == "engines" or args.engines is not None:
-        from .views.engines import check_request
+        from ..views.engines import check_request
         check_request(args.scenario, args.view, args.engines)
     return run_gui(args.scenario, paused=args.paused, view=args.view, screenshot=args.screenshot,
                    quit_after=args.quit_after, live=args.live, engines=args.engines)

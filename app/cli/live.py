@@ -2,7 +2,8 @@
 ``tumble phyphox-replay`` (a stand-in phone serving recordings over phyphox's protocol).
 
 ``tumble live`` exits 0 at ``--duration`` or on Ctrl+C, 130 only when Ctrl+C ends a run that
-received nothing, 2 on bad input (one line).
+received nothing, 1 when it never connected (one line saying so), 2 on bad input (one line).
+The URL ``demo`` is a stand-in phone serving a shipped sample in process (:mod:`app.throws.live.demo`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import time
 
 from ..api.arguments import check_out_folder, nonnegative, positive, whole
 
-EXIT_OK, EXIT_INTERRUPTED = 0, 130
+EXIT_OK, EXIT_FAILED, EXIT_INTERRUPTED = 0, 1, 130
 DRAG_CHOICES = ("none", "linear", "quadratic")
 FAULTS = ("outage", "sleep", "clear", "session", "drop", "redirect", "garbage", "huge")
 
@@ -24,7 +25,8 @@ def add_live_parsers(sub, commands: dict) -> None:
     lv = sub.add_parser("live", help="follow a phone's gyroscope live (phyphox remote access): each throw "
                                      "fitted as it lands")
     lv.add_argument("url", metavar="URL", help="the address phyphox shows under remote access, "
-                                               "e.g. http://192.168.1.23:8080")
+                                               "e.g. http://192.168.1.23:8080; demo: a stand-in phone "
+                                               "replaying the phone-throws sample (no phone needed)")
     lv.add_argument("--fit", metavar="FIT.toml", help="hold this body fixed (a scenario from tumble fit --out)")
     lv.add_argument("--drag", default="quadratic", choices=DRAG_CHOICES, metavar="none|linear|quadratic",
                     help="the drag torque fitted (default quadratic)")
@@ -79,22 +81,29 @@ def _line(event: dict) -> str:
         return f"the phone's time restarted: segment {event['segment']}"
     if kind == "flight":
         ratios = ", ".join(f"{x:.4f}" for x in event["ratios"]) if event["ratios"] else "-"
-        flips = " ".join(f"{name} {'-' if event[key] is None else format(event[key], '.3f')} s" for name, key in
+        flips = " ".join(f"{name} {'-' if event[key] is None else format(event[key], '.3f') + ' s'}" for name, key in
                          (("measured", "flip_time_measured"), ("predicted", "flip_time_predicted")))
         skipped = f" (left out: {event['reason']})" if event["excluded"] else ""
         speed = sum(x * x for x in event["omega0"]) ** 0.5
         return (f"flight: segment {event['segment']} {event['start']:.3f}-{event['end']:.3f} s, |w0| {speed:.2f} "
-                f"rad/s; flip {flips}; ratios {ratios} ({event['flights_used']} flights){skipped}")
+                f"rad/s; flip {flips}; ratios {ratios} ({_count(event['flights_used'], 'flight')}){skipped}")
     ratios = ", ".join(f"{x:.4f}" for x in event["ratios"]) if event.get("ratios") else "-"
-    return (f"end: {event['samples']} samples, {event['segments']} segments, {event['flights']} flights; "
-            f"ratios {ratios}")
+    return (f"end: {_count(event['samples'], 'sample')}, {_count(event['segments'], 'segment')}, "
+            f"{_count(event['flights'], 'flight')}; ratios {ratios}")
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 flight``, ``2 flights``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def cmd_live(args) -> int:
     from ..throws.live.session import LiveSession
     from ..throws.live.client import parse_url
+    from ..throws.live.demo import is_demo
 
-    parse_url(args.url)
+    if not is_demo(args.url):
+        parse_url(args.url)
     if args.fit:
         from ..throws.live.fitter import fixed_body
 
@@ -103,7 +112,13 @@ def cmd_live(args) -> int:
         fixed = None
     out = check_out_folder(args.out) if args.out else None
 
+    heard = {"connected": False, "error": None}
+
     def emit(event):
+        if event["event"] == "connected":
+            heard["connected"] = True
+        elif event["event"] == "reconnecting":
+            heard["error"] = event.get("error")
         print(json.dumps(event, allow_nan=False) if args.json else _line(event), flush=True)
 
     session = LiveSession(args.url, emit, args.drag, fixed, out)
@@ -117,6 +132,10 @@ def cmd_live(args) -> int:
         print("tumble: interrupted, nothing received", file=sys.stderr)
         return EXIT_INTERRUPTED
     emit(session.end_event())
+    if not heard["connected"]:
+        why = heard["error"] or "no answer (is phyphox open with remote access allowed, on the same network?)"
+        print(f"tumble: never connected to {args.url}: {why}", file=sys.stderr)
+        return EXIT_FAILED
     return EXIT_OK
 
 

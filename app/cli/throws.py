@@ -10,16 +10,23 @@ import contextlib
 import json
 import sys
 
-from ..api.arguments import ProgressBar, check_out, positive, whole
+from ..api.arguments import ProgressBar, check_out, check_out_folder, positive, whole
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
 
+#: what a recording argument may be
+RECORDING_HELP = "a phyphox folder or .zip, a CSV file (time and three rates), or a sample's name (tumble samples)"
+
+
 def add_throw_parsers(sub) -> None:
-    """``tumble fit``, ``tumble predict`` and ``tumble fit-bench``."""
+    """``tumble samples``, ``tumble fit``, ``tumble predict`` and ``tumble fit-bench``."""
+    sm = sub.add_parser("samples", help="list the sample recordings shipped with Tumble (name, what, true ratios): "
+                                        "each name works wherever a recording does")
+    sm.add_argument("--json", action="store_true", help="print one JSON list")
     f = sub.add_parser("fit", help="fit inertia ratios and air drag to gyroscope recordings of throws")
     f.add_argument("recordings", nargs="+", metavar="RECORDING",
-                   help="a phyphox folder or .zip, or a CSV file (time and three rates); several are fitted together")
+                   help=RECORDING_HELP + "; several are fitted together")
     f.add_argument("--flights", default="auto", metavar="auto|START:END,...",
                    help="auto (default) finds the free flights; START:END windows (s, recording time) "
                         "restrict the search, each still trimmed to its free part")
@@ -41,7 +48,8 @@ def add_throw_parsers(sub) -> None:
 
     p = sub.add_parser("predict", help="predict each throw's first flip from its first samples with a fitted body")
     p.add_argument("scenario", metavar="FIT.toml", help="the body and drag (a FIT.toml from tumble fit)")
-    p.add_argument("recordings", nargs="+", metavar="RECORDING", help="recordings holding the throws to predict")
+    p.add_argument("recordings", nargs="+", metavar="RECORDING",
+                   help="recordings holding the throws to predict: " + RECORDING_HELP)
     p.add_argument("--flights", default="auto", metavar="auto|START:END,...",
                    help="auto (default) finds the flights as tumble fit does; START:END windows (s, recording "
                         "time) are each one flight exactly as given, in every recording (any length)")
@@ -55,6 +63,8 @@ def add_throw_parsers(sub) -> None:
     b = sub.add_parser("fit-bench", help="the throw fit's figures on synthetic recordings: recovery, speed, prediction")
     b.add_argument("--seed", type=whole("--seed", 0, 2**31 - 1), default=2026, help="random seed (default 2026)")
     b.add_argument("--json", action="store_true", help="print the figures as one JSON object")
+    b.add_argument("--out", metavar="DIR", help="keep the synthetic sessions there (phyphox folders, each with "
+                                                "truth.json: the body and the throws it was made with)")
 
 
 def _times(flag):
@@ -81,6 +91,23 @@ def _outputs(paths):
 
     with contextlib.ExitStack() as stack:
         yield [stack.enter_context(atomic_path(p)) if p is not None else None for p in paths]
+
+
+def cmd_samples(args) -> int:
+    from ..api.functions import samples
+
+    rows = samples()
+    if args.json:
+        print(json.dumps(rows, allow_nan=False))
+        return EXIT_OK
+    if not rows:
+        print("tumble: no sample recordings found (a broken install: reinstall tumble)", file=sys.stderr)
+        return EXIT_FAILED
+    width = max(len(r["name"]) for r in rows)
+    for r in rows:
+        ratios = ", ".join(f"{x:.4f}" for x in r["ratios"])
+        print(f"{r['name']:<{width}}  {r['what']}; true ratios {ratios}")
+    return EXIT_OK
 
 
 def cmd_fit(args) -> int:
@@ -155,10 +182,11 @@ def cmd_predict(args) -> int:
 def cmd_fit_bench(args) -> int:
     from ..throws.benches.fit_bench import run_fit_bench
 
-    figures = run_fit_bench(seed=args.seed, say=lambda line: print(line, flush=True) if not args.json else None)
+    out = check_out_folder(args.out) if args.out else None
+    figures = run_fit_bench(seed=args.seed, out=out, say=lambda line: print(line, flush=True) if not args.json else None)
     if args.json:
         print(json.dumps(figures, allow_nan=False))
     return EXIT_OK
 
 
-THROW_COMMANDS = {"fit": cmd_fit, "predict": cmd_predict, "fit-bench": cmd_fit_bench}
+THROW_COMMANDS = {"samples": cmd_samples, "fit": cmd_fit, "predict": cmd_predict, "fit-bench": cmd_fit_bench}

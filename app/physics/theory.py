@@ -243,7 +243,10 @@ def flip_period(body: Body, w_body, loads=None) -> float | None:
 def predict(body: Body, w_body, loads=None) -> Theory:
     """Theory for ``body`` spun at ``w_body`` (rad/s, its own possibly non-principal frame).
 
-    Everything is None when applied loads exert a torque about the centre of mass
+    ``growth_rate`` is given only for a spin that flips (:func:`app.physics.analysis.flips`: on
+    an orbit with a flip period, or on the separatrix): a stable spin near the major or minor
+    axis has no growth. Everything is None when applied loads
+    exert a torque about the centre of mass
     (``loads.has_torque``) or the body carries a damper or a rotor: the motion is then not the free body's. Gravity and forces
     through the centre of mass leave the rotation torque-free.
     """
@@ -251,10 +254,15 @@ def predict(body: Body, w_body, loads=None) -> Theory:
         return Theory()  # a torque, a damper or a rotor: not the free rigid body's motion
     moments, axes = body.principal()
     w = np.asarray(w_body, dtype=float) @ axes
+    from .analysis import flips
+
     return Theory(
         flip_period=flip_period(body, w_body, loads),
         polhode_period=polhode_period(moments, w),
-        growth_rate=growth_rate(moments, w),
+        # only a spin that flips (or sits on the separatrix, the steady intermediate spin
+        # included) grows away from the intermediate axis: near the major or minor axis the
+        # deviation stays bounded, no growth
+        growth_rate=growth_rate(moments, w) if flips(body, w_body) else None,
         montgomery_phase=montgomery_phase(moments, w),
     )
 

@@ -88,7 +88,10 @@ def inspect_text(name: str, info: dict) -> str:
                              ("growth_rate", "growth rate", "1/s (near the intermediate axis)"),
                              ("montgomery_phase", "Montgomery phase", "rad (turn about L per polhode period)")):
         value = info[key]
-        out.append(f"  {label:<18} {'none' if value is None else f'{value:.9g} {unit}'}")
+        text = "none" if value is None else f"{value:.9g} {unit}"
+        if key == "growth_rate" and value is None and fp is None and info["polhode_period"] is not None:
+            text = "stable spin: no growth (only a spin that flips grows away from the intermediate axis)"
+        out.append(f"  {label:<18} {text}")
     if info["rotor_threshold"] is not None:
         out.append(f"  rotor threshold    {info['rotor_threshold']:.9g} kg m^2/s (h along the spin above it: stable)")
     if info["final_energy"] is not None:

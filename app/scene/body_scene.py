@@ -92,8 +92,37 @@ def say_momentum(rows, scenarios, fixed: str = L_FIXED, turned: str = L_TURNED) 
 
 
 def legend(scenarios=()) -> tuple:
-    """:data:`LEGEND` as it applies to ``scenarios`` (L fixed in space, or turned)."""
-    return say_momentum(LEGEND, scenarios)
+    """:data:`LEGEND` as it applies to ``scenarios`` (L fixed in space, or turned; the trail
+    named by the axis it follows, :func:`trail_label`)."""
+    rows = say_momentum(LEGEND, scenarios)
+    labels = {trail_label(sc.rigid_body) for sc in scenarios}
+    if len(labels) != 1:
+        return rows
+    (label,) = labels
+    return tuple((label if color == TRAIL_COLOR and text == TRAIL_LABEL else text, color) for text, color in rows)
+
+
+#: the trail's row in :data:`LEGEND` before a body names its axis
+TRAIL_LABEL = "trail of the intermediate axis' tip"
+_BODY_AXES = "xyz"
+
+
+def trail_label(body) -> str:
+    """What the trail follows on ``body`` (its second principal axis, ``body.intermediate_axis``),
+    named for every body: the intermediate axis of an asymmetric body, an axis across the
+    symmetry axis of a symmetric one, a body axis of a spherical one; with its body direction
+    (``body x`` where it is one of the body's axes)."""
+    from ..physics.body import EQUAL_MOMENTS, has_intermediate_axis
+
+    moments, axes = body.principal()
+    axis = axes[:, 1]
+    k = int(np.argmax(np.abs(axis)))
+    where = f"body {_BODY_AXES[k]}" if abs(axis[k]) > 0.999 else "body (" + ", ".join(f"{x:.2f}" for x in axis) + ")"
+    if has_intermediate_axis(moments):
+        return f"{TRAIL_LABEL}, {where}"
+    if moments[2] - moments[0] > EQUAL_MOMENTS * moments[2]:  # two equal moments: one of the pair
+        return f"trail of the tip of an axis across the symmetry axis, {where}"
+    return f"trail of the tip of a body axis, {where} (all three moments are equal)"
 
 
 #: the colour key: (label, colour) of everything drawn
@@ -103,7 +132,7 @@ LEGEND = (
     ("body z axis", AXIS_HEX[2]),
     ("ω  angular velocity", OMEGA_COLOR),
     ("L  angular momentum (fixed in space)", L_COLOR),
-    ("trail of the intermediate axis' tip", TRAIL_COLOR),
+    ("trail of the intermediate axis' tip", TRAIL_COLOR),  # TRAIL_LABEL: legend() names the body's axis
     ("path of the centre of mass", PATH_COLOR),
 )
 

@@ -26,6 +26,7 @@ from ...physics.errors import ParameterError
 from ...scene.style import AXIS_HEX
 from ...throws.live.session import LiveSession
 from ...throws.live.client import parse_url
+from ...throws.live.demo import is_demo
 from ...throws.fitting.report import flight_scenario
 from ..common import settings as keys
 from ..recordings.flights_table import FlightsTable, flight_rows
@@ -79,7 +80,8 @@ class PhoneDock(QDockWidget):
         top.addWidget(QLabel("URL"))
         self.url_edit = QLineEdit()
         self.url_edit.setPlaceholderText(URL_EXAMPLE)
-        self.url_edit.setToolTip("The address phyphox shows under ⋮ > Allow remote access, on the same Wi-Fi")
+        self.url_edit.setToolTip("The address phyphox shows under ⋮ > Allow remote access, on the same Wi-Fi; "
+                                 "demo: a stand-in phone replaying a sample (no phone needed)")
         stored = keys.open_settings().value(URL_KEY, "", type=str)
         self.url_edit.setText(stored)
         self.url_edit.returnPressed.connect(self.toggle)
@@ -142,7 +144,8 @@ class PhoneDock(QDockWidget):
         if self.connected:
             return False
         try:
-            parse_url(url)
+            if not is_demo(url):
+                parse_url(url)
         except ParameterError as err:
             self._say(str(err), ERROR_TEXT)
             return False
@@ -225,7 +228,7 @@ class PhoneDock(QDockWidget):
                          + _fmt(in_air["flip_time_predicted"]) + " after the release")
         elif flights:
             last = flights[-1]
-            parts.append(f"{len(flights)} flights")
+            parts.append(f"{len(flights)} flight{'' if len(flights) == 1 else 's'}")
             parts.append("last throw: flip predicted " + _fmt(last["flip_time_predicted"])
                          + ", measured " + _fmt(last["flip_time_measured"]))
         text = " · ".join(parts)

@@ -38,6 +38,10 @@ ROWS = (
 )
 
 
+#: the growth rate's cell for a spin that does not flip (near the major or minor axis)
+STABLE_GROWTH = "stable spin: no growth"
+
+
 def _format(value, unit: str) -> str:
     return "—" if value is None else f"{value + 0.0:.6g} {unit}"  # + 0.0: no "-0"
 
@@ -169,7 +173,9 @@ class TheoryPanel(QWidget):
                 self._growth_done = True
 
     def _show(self) -> None:
+        stable = self.predicted.flip_period is None and self.predicted.polhode_period is not None
         for key, _label, unit, _tip in ROWS:
             predicted, observed = self.cells[key]
-            predicted.setText(_format(getattr(self.predicted, key), unit))
+            predicted.setText(STABLE_GROWTH if key == "growth_rate" and stable else
+                              _format(getattr(self.predicted, key), unit))
             observed.setText(_format(self.observed[key], unit))

@@ -382,6 +382,8 @@ class RecordingDialog(QDialog):
         self.keep_unphysical.setVisible(self.unphysical is not None)
         if self.unphysical:  # the command line's sentence; saving them takes the box ticked
             self._say(self.unphysical, ERROR_TEXT)
+        elif r.notes:  # the sensor's axes fit clearly worse: the command line's note, named for this dialog
+            self._say(f"{_fitted_text(r)}; note: " + " ".join(r.notes).replace("--axes fit", "axes: fit"), MUTED_TEXT)
         self.table.set_rows(flight_rows(r))
         self._update_save()
 

@@ -15,13 +15,16 @@ SCENARIO_SUFFIXES = (".toml",)
 
 def is_recording(text) -> bool:
     """Whether ``text`` (a ``tumble gui`` argument or a dropped path) names a recording: an
-    existing folder (a phyphox export), or an existing file that is neither a scenario
-    (``.toml``) nor a preset's name."""
+    existing folder (a phyphox export), an existing file that is neither a scenario
+    (``.toml``) nor a preset's name, or a shipped sample's name (``tumble samples``)."""
     from ...scenario import preset_names
+    from ...throws.recordings.samples import find
 
     text = str(text)
     if "/" not in text and text in preset_names():
         return False
+    if find(text) is not None:
+        return True
     try:
         path = Path(text)
         return path.is_dir() or (path.is_file() and path.suffix.lower() not in SCENARIO_SUFFIXES)

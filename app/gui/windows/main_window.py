@@ -136,6 +136,8 @@ class MainWindow(ViewWindow):
         self.import_action = add_action(self, "Import recording…", self.import_recording_dialog, None,
                                         "Fit a gyroscope recording of throws (phyphox or CSV) and replay its flights")
         accept_recording_drops(self)  # a recording dropped on the window opens the same dialog
+        self.samples_menu = self._samples_menu()
+        self.sample_action = self.samples_menu.menuAction()
         self.phone_action = add_action(self, "Connect to phone…", self.connect_phone, None,
                                        "Follow a phone's gyroscope live (phyphox remote access): each throw fitted "
                                        "as it lands")
@@ -146,8 +148,28 @@ class MainWindow(ViewWindow):
         super()._build_toolbar(speed, stored)
         self.playback_toolbar.insertWidget(self.camera_action, self.ghost.checkbox)
 
+    def _samples_menu(self):
+        """File > Open sample: each shipped recording (tumble samples) opens the import dialog."""
+        from PyQt5.QtWidgets import QMenu
+
+        from ...throws.recordings.samples import samples
+
+        menu = QMenu("Open sample", self)
+        menu.setStatusTip("Fit a sample recording shipped with Tumble (no phone needed) and replay its flights")
+        for sample in samples():
+            action = menu.addAction(sample.name, lambda name=sample.name: self.open_sample(name))
+            action.setStatusTip(sample.what)
+        menu.menuAction().setEnabled(not menu.isEmpty())
+        return menu
+
+    def open_sample(self, name: str):
+        """File > Open sample > NAME: the import dialog reads and fits the shipped sample ``name``."""
+        from ..recordings.opening import open_recordings
+
+        return open_recordings(self, [name])
+
     def _file_actions(self) -> list:
-        return [self.open_action, self.save_action, self.import_action, self.phone_action, None, self.export_action, self.data_action,
+        return [self.open_action, self.save_action, self.import_action, self.sample_action, self.phone_action, None, self.export_action, self.data_action,
                 None, self.shot_action, self.view_png_action, None, self.quit_action]
 
     def _view_actions(self) -> list:

@@ -39,6 +39,7 @@ from PyQt5.QtWidgets import (
 
 from ...scenario import Scenario
 from ...scene.style import L_COLOR, OMEGA_COLOR, TRAIL_COLOR
+from ...scene.body_scene import trail_label
 from ...simulation.stability import DEFAULT_DIRECTIONS, DEFAULT_DURATION, axis_labels, map_frame
 from ...simulation.stability_job import StabilityJob
 from ...views.stability import COLOR_MAP, TRACK_COLOR, map_position
@@ -401,7 +402,7 @@ class StabilityWindow(ViewWindow):
             f"<b>{sc.name}</b><br>ω₀ = ({w_text}) rad/s, body frame<br>"
             f"map point: longitude {fixed(lon, 1)}°, latitude {fixed(lat, 1)}°<br>"
             f"<span style='color:{OMEGA_COLOR}'>■</span> ω &nbsp; <span style='color:{L_COLOR}'>■</span> L "
-            f"&nbsp; <span style='color:{TRAIL_COLOR}'>■</span> trail of the intermediate axis' tip")
+            f"&nbsp; <span style='color:{TRAIL_COLOR}'>■</span> {trail_label(sc.rigid_body)}")
         self.spin_label.adjustSize()
 
     def _pane_posed(self, name: str) -> None:

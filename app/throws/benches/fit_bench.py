@@ -32,7 +32,20 @@ START_TOLERANCE_S = 0.02
 def _recording(truth, rng, n, folder: Path, name: str, speed=(12.0, 24.0), flight_s=1.0, rate_hz=100.0):
     t, w, throws = syn.make_recording(truth, syn.throw_mix(truth, n, rng, speed), rng, flight_s, rate_hz)
     path = syn.write_phyphox(folder / name, t, w)
+    write_truth(path, truth, throws)
     return read_recording(path), throws
+
+
+def write_truth(path: Path, truth, throws) -> None:
+    """``truth.json`` in a session's folder: the body and the throws it was made with (kept by
+    ``fit-bench --out``)."""
+    import json
+
+    doc = {"ratios": [float(m) for m in truth.moments], "principal_axes": [[float(x) for x in c] for c in truth.axes.T],
+           "drag": {"model": truth.drag_model, "coefficients": [float(c) for c in truth.drag]},
+           "throws": [{"release": th.start, "catch": th.end, "omega0": [float(x) for x in th.omega0],
+                       "angle_from_intermediate_deg": th.angle_deg} for th in throws]}
+    (Path(path) / "truth.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
 
 
 def _match(result, throws, rec):
@@ -94,8 +107,11 @@ def _prediction_row(label, result, rec):
 def _real_world(truth, rng, folder: Path) -> dict:
     """The figures of a real-world session (see :func:`~app.throws.benches.synthetic.real_world_session`)."""
     parts = syn.real_world_session(truth, rng)
-    recordings = [read_recording(syn.write_phyphox(folder / f"world{k}", t, w), name=label)
-                  for k, (label, t, w, _) in enumerate(parts)]
+    recordings = []
+    for k, (label, t, w, throws) in enumerate(parts):
+        path = syn.write_phyphox(folder / f"world{k}", t, w)
+        write_truth(path, syn.OTHER_OBJECT if k == len(parts) - 1 else truth, throws)
+        recordings.append(read_recording(path, name=label))
     result = fit_recordings(recordings, axes_mode="fit")
     rows = []
     for k, ((label, t, _, throws), rec) in enumerate(zip(parts, recordings)):
@@ -148,8 +164,9 @@ def _lead_row(label, result, rec, throws, truth, clip_s=None):
             "median_omega_rms": float(np.median(rms)) if clip_s is None else None}
 
 
-def run_fit_bench(seed: int = 2026, say=print) -> dict:
-    """Run every measurement; ``say`` gets the printed lines. Returns the figures."""
+def run_fit_bench(seed: int = 2026, say=print, out=None) -> dict:
+    """Run every measurement; ``say`` gets the printed lines. Returns the figures. The sessions
+    are written to a temporary folder removed at the end, or kept in the folder ``out``."""
     say = say or (lambda _line: None)
     rng = np.random.default_rng(seed)
     truth = syn.Truth.rotated(2.0)
@@ -160,7 +177,8 @@ def run_fit_bench(seed: int = 2026, say=print) -> dict:
         "+-34.9 rad/s (the real-world session: see its table); fitted with --axes fit --drag quadratic")
     figures = {"seed": seed, "recovery": [], "prediction": []}
     with tempfile.TemporaryDirectory(prefix="tumble-fit-bench-") as tmp:
-        folder = Path(tmp)
+        folder = Path(tmp) if out is None else Path(out)
+        folder.mkdir(parents=True, exist_ok=True)
         rows = []
         rec5, throws5 = _recording(truth, rng, 5, folder, "five")
         fit5, row = _recovery_row("5 flights of 1 s, 100 Hz", truth, rec5, throws5)
@@ -235,6 +253,8 @@ def run_fit_bench(seed: int = 2026, say=print) -> dict:
         for p in leads:
             say(f"| {p['model']} | {p['throws']} | {p['near_with_flip']} | {_pct(p['flip_within_5pct'])} | "
                 f"{_pct(p['median_flip_error'], 2)} | {_pct(p['median_omega_rms'], 2)} |")
+        if out is not None:
+            say(f"kept the sessions in {folder} (phyphox folders, each with truth.json)")
     return figures
 
 

@@ -174,6 +174,14 @@ class JointFit:
             best = self._solve(inertia, drag, horizon, best.w0s)
         self._take(best)
 
+    def refit_with_axes(self, axes_mode: str):
+        """Fit the active flights again, whole, from the current body with ``axes_mode`` (the
+        flights and their edges as they are: ``--axes sensor`` fits the flights found with the
+        axes free to turn)."""
+        inertia, drag = self.sol.body()
+        self.axes_mode = axes_mode
+        self._take(self._solve(inertia, drag, None, np.array([self.w0s[i] for i in self.active()])))
+
     # -------------------------------------------------------------- 4: outliers
 
     def exclude_outliers(self) -> bool:

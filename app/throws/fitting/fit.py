@@ -22,6 +22,7 @@ from . import flights as fl
 from .dynamics import DRAG_MODELS, simulate_rates
 from .edges import cut_edge, derivatives, find_flights, own_start
 from ..recordings.reader import Recording
+from .consensus import flight_rms_relative
 from .solver import FitCancelled, Solution, output_std, principal_summary  # noqa: F401 - FitCancelled: the window's
 
 AXES_MODES = ("sensor", "fit")
@@ -95,6 +96,8 @@ class FitResult:
     flights: list = field(default_factory=list)
     seconds: float = 0.0
     recordings: tuple = ()
+    #: what the fit found worth saying (one sentence each): ``--axes sensor`` fitting clearly worse
+    notes: tuple = ()
 
     @property
     def inertia(self) -> np.ndarray:
@@ -276,8 +279,40 @@ def fit_recordings(recordings: list[Recording], windows=None, drag_model: str = 
     say(0.0, "finding the flights")
     smoothed = derivatives(recordings)
     flights, inertia, drag = find_flights(recordings, windows, drag_model, smoothed)
-    return fit_flights(recordings, flights, inertia, drag, drag_model, axes_mode, windows, say, cancel, exclude,
-                       began, include, [dw for _, dw in smoothed])
+    if axes_mode == "fit":
+        return fit_flights(recordings, flights, inertia, drag, drag_model, axes_mode, windows, say, cancel, exclude,
+                           began, include, [dw for _, dw in smoothed])
+    # the flights are found and their edges settled with the principal axes free to turn: a
+    # sensor a few degrees off the body's would otherwise move the edges where the sensor's
+    # axes stop matching and split flights (2 of 5 found, 3 extra, with a 2 degree turn)
+    state = settled_fit(recordings, flights, inertia, drag, drag_model, "fit", windows,
+                        lambda fraction, message: say(0.9 * fraction, message), cancel, exclude, include,
+                        [dw for _, dw in smoothed])
+    turned = flight_rms_relative(state.sol)
+    say(0.92, "fitting the flights with the sensor's axes")
+    state.refit_with_axes("sensor")
+    result = _result(recordings, state.sol, state.active_flights(), state.excluded_flights(), 0.0)
+    result.notes = axes_notes(result, float(np.median(turned)), float(np.median(flight_rms_relative(state.sol))))
+    say(1.0, "done")
+    result.seconds = time.perf_counter() - began
+    return result
+
+
+#: ``--axes sensor`` fits clearly worse than a turned frame when its median rms/|omega0| is over
+#: this many times the turned frame's...
+AXES_NOTE_FACTOR = 2.0
+#: ...and over this (twice what a 0.01 rad/s gyroscope's noise leaves, about 0.001)
+AXES_NOTE_FLOOR = 0.002
+
+
+def axes_notes(result: FitResult, turned: float, sensor: float) -> tuple[str, ...]:
+    """The note for a fit with the sensor's axes (median rms/|omega0| ``sensor``) clearly
+    worse than with axes turned from them (``turned``, the same flights), or none."""
+    if not (sensor > AXES_NOTE_FACTOR * turned and sensor > AXES_NOTE_FLOOR):
+        return ()
+    return (f"the sensor's axes fit clearly worse than axes turned from them (median rms/|w0| {sensor:.4f} against "
+            f"{turned:.4f} on the same flights): the sensor is not aligned with the body's principal axes; "
+            "fit with --axes fit",)
 
 
 def _chosen(recordings, flights, spec) -> set[int]:
@@ -302,6 +337,18 @@ def fit_flights(recordings, flights, inertia, drag, drag_model="quadratic", axes
     starts where they disagree), a robust joint fit, flights far off the others excluded, the
     edges settled where the fitted body stops matching, flights the fitted body finds added."""
     began = time.perf_counter() if began is None else began
+    state = settled_fit(recordings, flights, inertia, drag, drag_model, axes_mode, windows, say, cancel, exclude,
+                        include, dws)
+    result = _result(recordings, state.sol, state.active_flights(), state.excluded_flights(), 0.0)
+    (say or (lambda *_: None))(1.0, "done")
+    result.seconds = time.perf_counter() - began
+    return result
+
+
+def settled_fit(recordings, flights, inertia, drag, drag_model="quadratic", axes_mode="sensor", windows=None,
+                say=None, cancel=None, exclude=(), include=(), dws=None) -> cs.JointFit:
+    """The :class:`~app.throws.fitting.consensus.JointFit` of :func:`fit_flights`, its edges
+    settled and its flights found (before its report)."""
     say = say or (lambda *_: None)
     state = cs.JointFit(recordings, list(flights), drag_model, axes_mode, windows, cancel, dws)
     say(0.05, f"fitting {len(flights)} flights one by one")
@@ -329,10 +376,7 @@ def fit_flights(recordings, flights, inertia, drag, drag_model="quadratic", axes
     say(0.9, "looking for flights the fitted body finds")
     if state.add_found():
         state.settle()
-    result = _result(recordings, state.sol, state.active_flights(), state.excluded_flights(), 0.0)
-    say(1.0, "done")
-    result.seconds = time.perf_counter() - began
-    return result
+    return state
 
 
 def fit_paths(paths, flights: str = "auto", drag_model: str = "quadratic", axes_mode: str = "sensor",

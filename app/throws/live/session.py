@@ -24,6 +24,7 @@ import numpy as np
 
 from ...physics.errors import ParameterError
 from .client import PhoneStream
+from .demo import is_demo, start_demo
 from ..recordings.reader import Recording, saturated_samples
 
 #: the search thread looks for flights this often (s)
@@ -132,6 +133,9 @@ class LiveSession:
     """
 
     def __init__(self, url: str, emit=None, drag_model: str = "quadratic", fixed=None, out_dir=None):
+        # "demo": a stand-in phone serving a shipped sample in this process, stopped when run() ends
+        self.demo = start_demo() if is_demo(url) else None
+        url = self.demo.url if self.demo is not None else url
         self._emit_to = emit or (lambda event: None)
         self._emit_lock = threading.Lock()
         self.drag_model, self.fixed = drag_model, fixed
@@ -247,6 +251,8 @@ class LiveSession:
             finally:
                 if self.csv is not None:
                     self.csv.close()
+                if self.demo is not None:
+                    self.demo.stop()
 
     @property
     def result(self):

@@ -32,6 +32,7 @@ import numpy as np
 from ...physics.errors import ParameterError
 from . import limits as lim
 from .formats import read_table
+from .samples import find as find_sample
 
 #: a rate component at or above this magnitude (rad/s) is taken as clipped: phone gyroscopes
 #: saturate at 2000 deg/s = 34.9 rad/s, and the last half rad/s before it is not trusted
@@ -93,7 +94,8 @@ def read_recordings(paths, check=None) -> list[Recording]:
     out: list[Recording] = []
     seen: dict[str, int] = {}
     for path in paths:
-        p = Path(path)
+        sample = find_sample(path)
+        p = sample.path if sample is not None else Path(path)
         twin = _csv_twin(p)
         key = os.path.realpath(twin or p)
         if key in seen:
@@ -102,7 +104,7 @@ def read_recordings(paths, check=None) -> list[Recording]:
             out[k] = dataclasses.replace(out[k], notes=(*out[k].notes, note))
             continue
         seen[key] = len(out)
-        out.append(read_recording(p, check=check))
+        out.append(read_recording(path, check=check))
     return out
 
 
@@ -111,8 +113,12 @@ def read_recording(path, name: str | None = None, check=None) -> Recording:
     :class:`ParameterError` (one line naming the file, never quoting it).
 
     ``check()``, if given, is called before each chunk of about 4 MB is read: a window's
-    Cancel raises from it to stop the reading at once.
+    Cancel raises from it to stop the reading at once. A shipped sample's name (``tumble
+    samples``) that names no file reads that sample, labelled with its name.
     """
+    sample = find_sample(path)
+    if sample is not None:
+        return read_recording(sample.path, name or sample.name, check)
     p = Path(path)
     where = str(path)
     if p.suffix.lower() in EXCEL_SUFFIXES:

@@ -1,0 +1,28 @@
+"""``demo``, the URL of no phone: a stand-in phone serving a shipped sample on 127.0.0.1, in process.
+
+``tumble live demo``, ``tumble gui --live demo`` and the Phone dock's address ``demo`` start a
+:class:`~app.throws.live.phyphox_server.PhyphoxReplay` of :data:`DEMO_SAMPLE` (over and over, in
+real time, on a free port) and follow it as they would a phone: the throws land live without one.
+"""
+
+from __future__ import annotations
+
+#: the address that means the stand-in phone
+DEMO_URL = "demo"
+#: the sample it plays (tumble samples): a bare phone's throws, still between them
+DEMO_SAMPLE = "phone-throws"
+#: the title it shows where a phone shows its experiment's
+DEMO_TITLE = "demo: the phone-throws sample replayed by a stand-in phone"
+
+
+def is_demo(url) -> bool:
+    """Whether ``url`` is :data:`DEMO_URL` (any case, spaces around it ignored)."""
+    return isinstance(url, str) and url.strip().lower() == DEMO_URL
+
+
+def start_demo(sample: str = DEMO_SAMPLE):
+    """The stand-in phone serving ``sample`` in a loop on 127.0.0.1 (a free port), started;
+    its ``url`` is where to connect, its ``stop()`` ends it."""
+    from .phyphox_server import replay_recordings
+
+    return replay_recordings([sample], loop=True, port=0, title=DEMO_TITLE).start()
