@@ -15,6 +15,7 @@ import re
 import sys
 
 from .export import EXPORT_HELP, UsageError, add_export_parser, cmd_export
+from .replay import add_replay_parser, run_replay
 from .throws import THROW_COMMANDS, add_throw_parsers
 from ..api.arguments import (
     VIEW_NAMES,
@@ -142,6 +143,7 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
                    help="seconds of wall time before the screenshot/exit")
     g.add_argument("--live", metavar="URL", help="follow a phone live (phyphox remote access, http://HOST:PORT)")
     add_throw_parsers(sub)
+    add_replay_parser(sub)
     from .live import add_live_parsers
     add_live_parsers(sub, COMMANDS)
     return p
@@ -296,7 +298,14 @@ def cmd_gui(args) -> int:
                    quit_after=args.quit_after, live=args.live)
 
 
+def cmd_replay(args) -> int:
+    if args.out is None and no_display():  # the window
+        return EXIT_USAGE
+    return run_replay(args)
+
+
 COMMANDS = {
+    "replay": cmd_replay,
     "simulate": cmd_simulate,
     "presets": cmd_presets,
     "inspect": cmd_inspect,

@@ -178,7 +178,7 @@ def check_ghost(scenarios) -> None:
 
 def export(view, scenarios, settings: ExportSettings | ExportPlan,
            progress: Callable[[int, int], None] | None = None,
-           cancel: Callable[[], bool] | None = None, options=None) -> ExportResult:
+           cancel: Callable[[], bool] | None = None, options=None, sample_runs=None) -> ExportResult:
     """Write the animation of ``view`` (a name or :class:`~app.views.ViewSpec`) for the runs
     ``scenarios`` (``view.runs(scenario, options)``; one for most views, the pair for compare).
 
@@ -189,6 +189,8 @@ def export(view, scenarios, settings: ExportSettings | ExportPlan,
     progress : called as ``progress(frames_done, total)`` after each frame (and with 0 first)
     cancel : called between frames; returning True stops the export (:class:`ExportCancelled`)
     options : the view's own options (``integrators``, ``directions``, ...)
+    sample_runs : called as ``sample_runs(plan)``, the runs as already sampled on the plan's frame
+        times (a replayed flight's, :mod:`app.export.replay`) instead of simulating ``scenarios``
 
     Raises
     ------
@@ -212,7 +214,7 @@ def export(view, scenarios, settings: ExportSettings | ExportPlan,
     if plan.overlay.ghost:
         check_ghost(scenarios)
     t_begin = time.perf_counter()
-    timelines = [simulate_timeline(sc, plan) for sc in scenarios]
+    timelines = [simulate_timeline(sc, plan) for sc in scenarios] if sample_runs is None else list(sample_runs(plan))
     t_sim = time.perf_counter() - t_begin
     if progress is not None:
         progress(0, plan.n_frames)
