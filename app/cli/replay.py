@@ -61,7 +61,10 @@ def run_replay(args) -> int:
         print(said)
         print(f"wrote {out} ({result.frames} frames at {result.plan.fps} fps, {result.seconds:.1f} s)")
         return EXIT_OK
-    from ..gui.windows.replay_window import run_replay_window
+    from ..gui.launch import run_replay
 
     print(said)
-    return run_replay_window(flight, speed=args.speed, screenshot=args.screenshot, quit_after=args.quit_after)
+    code = run_replay(flight, speed=args.speed, screenshot=args.screenshot, quit_after=args.quit_after)
+    if code == EXIT_OK and args.screenshot:
+        print(f"wrote {args.screenshot}")
+    return code

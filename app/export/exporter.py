@@ -138,7 +138,8 @@ class FrameComposer:
             speed = self.plan.speed
             parts.append(f"t = {t:.2f} s" + (f"  ({speed:g}x)" if speed != 1 else ""))
         if ov.flips:
-            parts.append("flips: " + (str(flips[0]) if len(flips) == 1 else
+            one = len(flips) == 1 or len(self.view.scenarios) == 1  # a replay's model run has no count of its own
+            parts.append("flips: " + (str(flips[0]) if one else
                                       " / ".join(f"{side} {n}" for side, n in zip(SIDES, flips))))
         return "     ".join(parts)
 
