@@ -19,7 +19,7 @@ from ...export.replay import replay_scenario, replay_title, window_timelines
 from ...throws.fitting.replay import DEFAULT_SPEED
 from ...views.replay import spec as replay_spec
 from ..plots.live_plots import SpecPlots
-from .window_parts import legend_html, overlay_label, save_window_png
+from .window_parts import keep_open, legend_html, overlay_label, save_window_png
 
 #: display frames per second asked of the timer (the scene renders in 6-20 ms here)
 FRAME_MS = 16
@@ -189,6 +189,16 @@ class ReplayWindow(QMainWindow):
         self.plots.refresh(spans)
         # the whole flight's time axis, the curves growing along it
         self.plots.first_plot.vb.setRange(xRange=(0.0, max(self.replay.duration, 1e-6)), padding=0)
+
+    @classmethod
+    def open(cls, replay, speed: float = DEFAULT_SPEED) -> "ReplayWindow":
+        """A shown replay window on ``replay``, alive until the user closes it (a flight's
+        "Replay in 3D" button: app.gui.recordings.flights_table.open_replay)."""
+        window = cls(replay, speed)
+        keep_open(window)
+        window.show()
+        window.raise_()
+        return window
 
     # ------------------------------------------------------------------ closing
 
