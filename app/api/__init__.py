@@ -16,6 +16,7 @@ from .functions import (  # noqa: F401
     predict,
     presets,
     render,
+    replay,
     show,
     simulate,
     stability,

@@ -29,7 +29,7 @@ from .types import Fit, Run, Scenario, flag_number, integrator_name, load
 from ..physics.errors import DivergenceError, ParameterError  # noqa: F401
 
 __all__ = ["__version__", "ParameterError", "DivergenceError", "Scenario", "Run", "Fit", "presets", "load",
-           "simulate", "inspect", "fit", "predict", "export", "render", "show", "stability"]
+           "simulate", "inspect", "fit", "predict", "export", "render", "show", "stability", "replay"]
 
 def presets() -> dict[str, str]:
     """The shipped presets: name -> one-line description (``tumble presets``)."""

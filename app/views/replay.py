@@ -14,8 +14,10 @@ from .base import PaneSpec, ViewSpec, recent
 from .main import BodyView
 from .plots import Curve, PlotRow, PlotSpec
 
-#: the model's curves: as wide as the measured ones, dashed
+#: the model's curves: a little wider than the measured ones, dashed
 MODEL_WIDTH = 1.6
+#: the plots' time axis
+TIME_SINCE_RELEASE = "time since the release t"
 
 
 def _omega_curves(run: int, suffix: str, dashed: bool) -> tuple:
@@ -29,13 +31,13 @@ def _omega_curves(run: int, suffix: str, dashed: bool) -> tuple:
 MEASURED_PLOTS = PlotSpec(
     rows=(PlotRow("Measured angular velocity ω, sensor frame", "rad/s", _omega_curves(0, "", False),
                   markers=True, short_title="ω measured, sensor"),),
-    default_window="all")
+    default_window="all", time_title=TIME_SINCE_RELEASE)
 #: the measured rates and the model's from the same start (dashed)
 REPLAY_PLOTS = PlotSpec(
     rows=(PlotRow("Angular velocity ω, sensor frame: measured (solid), model (dashed)", "rad/s",
                   _omega_curves(0, "", False) + _omega_curves(1, " model", True), markers=True,
                   short_title="ω: measured, model dashed"),),
-    default_window="all")
+    default_window="all", time_title=TIME_SINCE_RELEASE)
 
 
 def legend_rows(scenarios=(), model: bool = True) -> tuple:

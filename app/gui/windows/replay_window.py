@@ -33,6 +33,9 @@ SLIDER_TICKS = 1000
 LOOP_PAUSE_S = 0.6
 #: the window's first size (px), within the screen
 DEFAULT_SIZE = (1280, 720)
+#: most wall time (s) one frame advances the replay: a stall (the window being shown, a busy
+#: machine) pauses it instead of skipping part of the flight
+MAX_FRAME_WALL_S = 0.1
 
 
 class ReplayWindow(QMainWindow):
@@ -66,6 +69,7 @@ class ReplayWindow(QMainWindow):
         self.key = overlay_label(self.plotter, legend_html(self.view.legend_rows))
         self.plots = SpecPlots(self.spec.plots)
         self.plots.set_window("all")
+        self.plots.plots[-1].getAxis("bottom").enableAutoSIPrefix(False)  # seconds, not ms: a flight is a second
 
         split = QSplitter(Qt.Horizontal)
         split.addWidget(self.plotter)
@@ -153,7 +157,7 @@ class ReplayWindow(QMainWindow):
 
     def _tick(self) -> None:
         now = time.perf_counter()
-        wall, self._last_wall = now - self._last_wall, now
+        wall, self._last_wall = min(now - self._last_wall, MAX_FRAME_WALL_S), now
         if not self.playing:
             return
         if self._paused_at_end is not None:
