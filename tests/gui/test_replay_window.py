@@ -89,3 +89,40 @@ def test_each_flight_of_the_import_dialog_has_a_replay_in_3d_button(flight, open
     assert replayed.replay.model is not None
     _close(replayed, qtbot)
     dialog.close()
+
+
+def test_each_flight_of_the_live_strip_has_a_replay_in_3d_button(open_window, qtbot):
+    from PyQt5.QtWidgets import QApplication
+
+    from tumble.gui.recordings.flights_table import REPLAY_COLUMN
+    from tumble.gui.windows.replay_window import ReplayWindow
+    from tumble.throws.benches import synthetic as syn
+    from tumble.throws.live.phyphox_server import PhyphoxReplay
+
+    rng = np.random.default_rng(21)
+    truth = syn.Truth()
+    t, w, throws = syn.make_recording(truth, syn.throw_mix(truth, 3, rng, near_share=1.0), rng, (0.6, 1.0))
+    phone = PhyphoxReplay([(t, w)], speed=4.0).start()
+    try:
+        window = open_window("t-handle", paused=True)
+        dock = window.connect_phone(phone.url)
+        qtbot.waitUntil(lambda: dock.table.rowCount() == len(throws), timeout=FIT_MS)
+        with qtbot.waitSignal(dock.disconnected, timeout=FIT_MS):
+            dock.toggle()
+        dock.table.cellWidget(1, REPLAY_COLUMN).click()
+        qtbot.waitUntil(lambda: any(isinstance(x, ReplayWindow) and x.isVisible()
+                                    for x in QApplication.topLevelWidgets()), timeout=FIRST_FRAME_MS)
+        replayed = next(x for x in QApplication.topLevelWidgets() if isinstance(x, ReplayWindow))
+        try:
+            flight = dock.result.flights[dock.table.rows[1].index]
+            assert replayed.replay.start == pytest.approx(flight.start)
+            assert replayed.replay.t[-1] == pytest.approx(flight.end)
+            # the live fit's body is the model; the replayed rates are a run of the phone's samples
+            # (its stream carries 8 significant digits, and its own clock)
+            assert replayed.replay.model is not None
+            k = int(np.argmin(np.linalg.norm(w - replayed.replay.w[0], axis=1)))
+            assert np.allclose(replayed.replay.w[:20], w[k:k + 20], rtol=1e-7, atol=1e-6)
+        finally:
+            _close(replayed, qtbot)
+    finally:
+        phone.stop()

@@ -70,6 +70,8 @@ class ReplayWindow(QMainWindow):
         self.plots = SpecPlots(self.spec.plots)
         self.plots.set_window("all")
         self.plots.plots[-1].getAxis("bottom").enableAutoSIPrefix(False)  # seconds, not ms: a flight is a second
+        for plot in self.plots.plots:  # a recorded flight has flips marked, never kicks
+            plot.legend.removeItem("kick")
 
         split = QSplitter(Qt.Horizontal)
         split.addWidget(self.plotter)
