@@ -133,6 +133,12 @@ def test_bad_input_is_one_line_and_exit_2(throws, tmp_path, capsys):
         assert code == 2 and len(err.strip().splitlines()) == 1 and field in err, err
     code, _, err = _replay(capsys, folder, "--out", tmp_path / "x.txt")
     assert code == 2 and "--out must end in .mp4 or .gif or .csv" in err
+    # a recording of a phone lying still holds no flight: said in one line, as tumble fit says it
+    from tumble.throws.benches.synthetic import write_phyphox
+
+    still = write_phyphox(tmp_path / "still", np.arange(0.0, 5.0, SPACING), np.zeros((1000, 3)))
+    code, _, err = _replay(capsys, still, "--out", out)
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "hold a free flight" in err, err
     assert not out.exists()
 
 
