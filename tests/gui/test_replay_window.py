@@ -126,3 +126,25 @@ def test_each_flight_of_the_live_strip_has_a_replay_in_3d_button(open_window, qt
             _close(replayed, qtbot)
     finally:
         phone.stop()
+
+
+def test_tumble_replay_opens_the_window_and_quits_itself_with_a_screenshot(flight, tmp_path):
+    from PyQt5.QtGui import QImage
+
+    from cli_run import tumble
+
+    folder, *_ = flight
+    shot = tmp_path / "replay.png"
+    res = tumble("replay", folder, "--flight", "2", "--screenshot", shot, "--quit-after", "0.5", timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert "flight 2:" in res.stdout and f"wrote {shot}" in res.stdout
+    image = QImage(str(shot))
+    w, h = image.width(), image.height()
+    assert 0 < w <= 1280 and 0 < h <= 720  # 1280x720 at most, within the screen (the tests' is 800x600)
+    # the scene (the left half, below its colour key) shows the phone and its arrows: bright pixels,
+    # where the background and the floor grid are dark (#16191e, #4a5361)
+    from PyQt5.QtGui import QColor
+
+    points = [(x, y) for x in range(0, w // 2, 3) for y in range(h // 4, 3 * h // 4, 3)]
+    bright = sum(max(QColor(image.pixel(x, y)).getRgb()[:3]) > 120 for x, y in points)
+    assert bright > 0.02 * len(points)
