@@ -45,6 +45,10 @@ def run_replay(args) -> int:
     with ProgressBar("replay") as bar:
         flight = replay(args.recording, fit=args.fit, flight=args.flight, progress=bar)
     said = f"flight {flight.number}: {flight.start:.3f} s to {flight.t[-1]:.3f} s, {len(flight.t)} samples"
+    clipped = int(flight.saturated.sum())
+    if clipped:
+        print(f"tumble: note: flight {flight.number} holds {clipped} clipped sample{'s' if clipped > 1 else ''} "
+              "(past the gyroscope's range): the orientation follows the clipped rates there", file=sys.stderr)
     if out is not None and out.suffix.lower() == ".csv":
         from ..atomic import write_text
 
