@@ -6,7 +6,7 @@ rate is the cubic through the four nearest samples of the run (Lagrange on the a
 one-sided at the run's ends, so nothing outside it is read), and each step is the
 commutator-free exponential of order four with two Gauss nodes (Blanes & Moan, "Fourth- and
 sixth-order commutator-free Magnus integrators for linear and non-linear dynamical systems",
-Appl. Numer. Math. 56 (2006) 1519, eq. (43); Celledoni, Marthinsen & Owren, Future Gener.
+Appl. Numer. Math. 56 (2006) 1519; Celledoni, Marthinsen & Owren, Future Gener.
 Comput. Syst. 19 (2003) 341)::
 
     q_{k+1} = q_k ⊗ exp(h (a w(t_k + c1 h) + b w(t_k + c2 h)) / 2)
