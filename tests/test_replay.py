@@ -100,7 +100,12 @@ def test_the_replay_starts_the_model_at_the_measured_rate_and_the_identity(throw
     q, w = flight.model_at(flight.t[:1])
     assert np.allclose(q[0], [1, 0, 0, 0]) and np.allclose(w[0], flight.w_start)
     assert np.linalg.norm(flight.w_start - flight.w[0]) < 1e-3 * np.linalg.norm(flight.w[0])
-    assert isinstance(tumble.ParameterError("a", 1, "b"), ValueError)
+    # the front door takes a Fit as well as a FIT.toml, and refuses a bad flight number in one line
+    again = tumble.replay(str(folder), fit=tumble.fit(str(folder)), flight=3)
+    assert np.array_equal(again.t, flight.t) and np.array_equal(again.q, flight.q)
+    assert quat.angle_between(again.model_at(again.t)[0], flight.model_at(flight.t)[0]).max() < 1e-6
+    with pytest.raises(tumble.ParameterError, match=r"^--flight must be a whole number >= 1"):
+        tumble.replay(str(folder), flight=True)
 
 
 def test_a_clip_is_written_without_a_window(throws, tmp_path, capsys, monkeypatch):
