@@ -134,7 +134,8 @@ class RecordingDialog(QDialog):
 
         bottom = QHBoxLayout()
         self.hint = QLabel("The main window replays the selected flight (plots over all of it); its ω plot "
-                           "shows the measured points.")
+                           "shows the measured points. Replay in 3D turns a flight's measured rates into the "
+                           "object's own motion, the fitted model beside it.")
         self.hint.setObjectName("hint")
         self.hint.setWordWrap(True)
         bottom.addWidget(self.hint, 1)
