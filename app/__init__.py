@@ -18,7 +18,7 @@ __version__ = "0.1.0"
 
 #: the names of the API (tumble.api), loaded on first use
 _API = ("ParameterError", "DivergenceError", "Scenario", "Run", "Fit", "presets", "samples", "load", "simulate",
-        "inspect", "fit", "predict", "export", "render", "show", "stability", "audit", "audit_trajectory")
+        "inspect", "fit", "predict", "export", "render", "show", "stability", "audit", "audit_trajectory", "replay")
 __all__ = ["__version__", *_API]
 
 

@@ -19,6 +19,7 @@ from .functions import (  # noqa: F401
     presets,
     samples,
     render,
+    replay,
     show,
     simulate,
     stability,

@@ -31,7 +31,7 @@ from ..physics.errors import DivergenceError, ParameterError  # noqa: F401
 
 __all__ = ["__version__", "ParameterError", "DivergenceError", "Scenario", "Run", "Fit", "presets", "load",
            "simulate", "inspect", "samples", "fit", "predict", "export", "render", "show", "stability", "audit",
-           "audit_trajectory"]
+           "audit_trajectory", "replay"]
 
 def presets() -> dict[str, str]:
     """The shipped presets: name -> one-line description (``tumble presets``)."""
@@ -278,3 +278,36 @@ def _pairs(flights) -> list:
                                                          for p in flights):
         raise ParameterError("--flights", flights, "be auto, START:END,... or a list of (start, end) pairs (s)")
     return list(flights)
+
+
+# ------------------------------------------------------------------ throws: one flight replayed
+
+
+def replay(recording, *, fit=None, flight=1, progress=None):
+    """One flight of ``recording`` replayed (``tumble replay``): its measured rates integrated
+    into the object's orientation (sensor frame, the identity at the flight's first sample;
+    fourth order in the samples), with the fitted model flown beside it from the same start.
+
+    ``recording``: a phyphox folder or .zip, a CSV file, or a read Recording; ``fit``: the
+    model, a FIT.toml (its path, a :class:`Scenario`) or a :class:`Fit` (None: no model, a
+    phone drawn); ``flight``: its number from 1, as ``tumble fit`` lists the flights (the same
+    fit finds them); ``progress(fraction, note)`` of that fit. Returns a
+    :class:`~app.throws.fitting.replay.FlightReplay` (``.t``, ``.q``, ``.w``, ``.model_at(t)``,
+    ``.csv_text()``).
+    """
+    from ..throws.fitting.replay import listed_flights, pick_flight, replay_listed
+    from ..throws.recordings.reader import Recording, read_recordings
+
+    if isinstance(flight, bool) or not isinstance(flight, (int, np.integer)) or flight < 1:
+        raise ParameterError("--flight", flight, "be a whole number >= 1 (flights count from 1, as tumble fit "
+                             "lists them)")
+    model = None
+    if fit is not None:
+        model = fit.result if isinstance(fit, Fit) else load(fit)
+    items = _recordings(recording)
+    if len(items) != 1:
+        raise ParameterError("recording", len(items), "be one recording")
+    read = items if isinstance(items[0], Recording) else read_recordings([str(items[0])])
+    result = listed_flights(read, progress=progress)
+    pick_flight(result, int(flight))
+    return replay_listed(read, result, int(flight), model)

@@ -16,6 +16,7 @@ import sys
 
 from .audit import add_audit_parser, cmd_audit
 from .export import EXPORT_HELP, UsageError, add_export_parser, cmd_export
+from .replay import add_replay_parser, run_replay
 from .throws import THROW_COMMANDS, add_throw_parsers
 from ..api.arguments import (
     NO_DISPLAY,
@@ -149,6 +150,7 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
     g.add_argument("--engines", metavar="LIST", help="--view engines: up to 4 settings ENGINE[:SETTING],...")
     add_throw_parsers(sub)
     add_audit_parser(sub)
+    add_replay_parser(sub)
     from .live import add_live_parsers
     add_live_parsers(sub, COMMANDS)
     return p
@@ -302,7 +304,14 @@ def cmd_gui(args) -> int:
                    quit_after=args.quit_after, live=args.live, engines=args.engines)
 
 
+def cmd_replay(args) -> int:
+    if args.out is None and no_display():  # the window
+        return EXIT_USAGE
+    return run_replay(args)
+
+
 COMMANDS = {
+    "replay": cmd_replay,
     "simulate": cmd_simulate,
     "presets": cmd_presets,
     "inspect": cmd_inspect,

@@ -138,7 +138,8 @@ class FrameComposer:
             speed = self.plan.speed
             parts.append(f"t = {t:.2f} s" + (f"  ({speed:g}x)" if speed != 1 else ""))
         if ov.flips:
-            parts.append("flips: " + (str(flips[0]) if len(flips) == 1 else
+            one = len(flips) == 1 or len(self.view.scenarios) == 1  # a replay's model run has no count of its own
+            parts.append("flips: " + (str(flips[0]) if one else
                                       " / ".join(f"{side} {n}" for side, n in zip(SIDES, flips))))
         return "     ".join(parts)
 
@@ -178,7 +179,7 @@ def check_ghost(scenarios) -> None:
 
 def export(view, scenarios, settings: ExportSettings | ExportPlan,
            progress: Callable[[int, int], None] | None = None,
-           cancel: Callable[[], bool] | None = None, options=None) -> ExportResult:
+           cancel: Callable[[], bool] | None = None, options=None, sample_runs=None) -> ExportResult:
     """Write the animation of ``view`` (a name or :class:`~app.views.ViewSpec`) for the runs
     ``scenarios`` (``view.runs(scenario, options)``; one for most views, the pair for compare).
 
@@ -189,6 +190,8 @@ def export(view, scenarios, settings: ExportSettings | ExportPlan,
     progress : called as ``progress(frames_done, total)`` after each frame (and with 0 first)
     cancel : called between frames; returning True stops the export (:class:`ExportCancelled`)
     options : the view's own options (``integrators``, ``directions``, ...)
+    sample_runs : called as ``sample_runs(plan)``, the runs as already sampled on the plan's frame
+        times (a replayed flight's, :mod:`app.export.replay`) instead of simulating ``scenarios``
 
     Raises
     ------
@@ -212,7 +215,7 @@ def export(view, scenarios, settings: ExportSettings | ExportPlan,
     if plan.overlay.ghost:
         check_ghost(scenarios)
     t_begin = time.perf_counter()
-    timelines = [simulate_timeline(sc, plan) for sc in scenarios]
+    timelines = [simulate_timeline(sc, plan) for sc in scenarios] if sample_runs is None else list(sample_runs(plan))
     t_sim = time.perf_counter() - t_begin
     if progress is not None:
         progress(0, plan.n_frames)

@@ -24,6 +24,6 @@ def plot_panel(spec, size, scenarios, timelines, t_end: float) -> PanelAdapter |
     from .plots import PlotPanel
 
     first = timelines[0]
-    names = side_labels(scenarios) if len(timelines) > 1 else None
+    names = side_labels(scenarios) if len(scenarios) > 1 else None  # a pair's sides; a replay's model names itself
     return PanelAdapter(PlotPanel(size, plots, timelines, t_end, t_start=float(first.t[first.first]), names=names),
                         first)

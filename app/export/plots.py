@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..scene.style import BACKGROUND, GRID_COLOR, TEXT_COLOR
-from ..views.plots import (FLIP_COLOR, MAIN_PLOTS, TIME_TITLE, TIME_UNIT, PlotSpec, curve_values, power_of_ten,
+from ..views.plots import (FLIP_COLOR, MAIN_PLOTS, TIME_UNIT, PlotSpec, curve_values, power_of_ten,
                            row_title, value_range)
 
 #: points per curve at most, per pixel of plot width (more cannot be seen)
@@ -131,7 +131,7 @@ class PlotPanel:
             handles, labels = axes[0].get_legend_handles_labels()
             _key(fig.legend(handles, labels, loc="upper left", bbox_to_anchor=(0.2, 1.0), fontsize=fs * 0.85,
                             frameon=False, ncol=1, handlelength=1.2, borderaxespad=0.3), [c for _, c in keys[0]])
-        axes[-1].set_xlabel(f"{TIME_TITLE} ({TIME_UNIT})", color=TEXT_COLOR, fontsize=fs)
+        axes[-1].set_xlabel(f"{spec.time_title} ({TIME_UNIT})", color=TEXT_COLOR, fontsize=fs)
         self.canvas.draw()
         if not shared_key and _crowded(axes, titles, self.canvas.get_renderer()):
             # a title and its key do not fit on one line (a narrow panel): the title goes a line up

@@ -153,3 +153,38 @@ def run_gui_on_recording(paths, *, view: str = "main", paused: bool = False, scr
     finally:
         waiting.stop()
         waiting.deleteLater()
+
+
+def run_replay(replay, speed: float | None = None, screenshot: str | None = None, quit_after: float | None = None) -> int:
+    """``tumble replay`` without ``--out``: the replay window on ``replay`` (a
+    :class:`~app.throws.fitting.replay.FlightReplay`) until it is closed; ``screenshot`` and
+    ``quit_after`` as in :func:`run_gui`. Returns the exit status."""
+    if screenshot is not None:
+        folder = os.path.dirname(os.path.abspath(screenshot))
+        if not os.path.isdir(folder):
+            raise ParameterError("--screenshot", screenshot, "be in an existing folder")
+    app = qt_application()
+    from PyQt5.QtCore import QTimer
+
+    from .windows.replay_window import DEFAULT_SPEED, ReplayWindow
+
+    window = ReplayWindow(replay, DEFAULT_SPEED if speed is None else speed)
+    result = {"code": 0}
+    if screenshot is not None or quit_after is not None:
+        delay = quit_after if quit_after is not None else DEFAULT_SCREENSHOT_DELAY_S
+
+        def finish():
+            if screenshot is not None:
+                try:
+                    window.save_screenshot(screenshot)
+                except OSError as err:
+                    print(f"tumble: error: could not write {screenshot}: {err}", file=sys.stderr)
+                    result["code"] = 1
+            window.close()
+
+        window.first_frame_drawn.connect(lambda: QTimer.singleShot(int(delay * 1000), finish))
+    window.show()
+    app.exec_()
+    window.deleteLater()
+    app.processEvents()
+    return result["code"]

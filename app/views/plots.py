@@ -67,11 +67,13 @@ class PlotRow:
 @dataclass(frozen=True)
 class PlotSpec:
     """The rows of a view's plots, stacked on one time axis; ``default_window`` is a
-    :data:`WINDOWS` label; ``log_default`` whether the log option starts on (exports use it)."""
+    :data:`WINDOWS` label; ``log_default`` whether the log option starts on (exports use it);
+    ``time_title`` what the time axis is (a replayed flight's: the time since its release)."""
 
     rows: tuple
     default_window: str
     log_default: bool = False
+    time_title: str = TIME_TITLE
 
     @property
     def runs(self) -> int:

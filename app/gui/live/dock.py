@@ -29,7 +29,7 @@ from ...throws.live.client import parse_url
 from ...throws.live.demo import is_demo
 from ...throws.fitting.report import flight_scenario
 from ..common import settings as keys
-from ..recordings.flights_table import FlightsTable, flight_rows
+from ..recordings.flights_table import FlightsTable, flight_rows, open_replay
 from ..plots.live_plots import release_menus
 from ..common.theme import ERROR_TEXT, MUTED_TEXT
 
@@ -113,6 +113,7 @@ class PhoneDock(QDockWidget):
         self.table = FlightsTable()
         self.table.use_changed.connect(self._use_changed)
         self.table.flight_selected.connect(self.replay)
+        self.table.replay_requested.connect(self.replay_in_3d)
         split.addWidget(self.table)
         split.setSizes([620, 620])
         lay.addWidget(split, 1)
@@ -296,6 +297,14 @@ class PhoneDock(QDockWidget):
         window.panel.set_scenario(scenario)
         window.apply_scenario(scenario)
         window.window_combo.setCurrentText("all")  # a flight lasts about a second: show all of it
+
+
+    def replay_in_3d(self, index: int):
+        """A flight's "Replay in 3D": the replay window on it, the body fitted so far as its model."""
+        if self.result is None or self.session is None:
+            return None
+        f = self.result.flights[index]
+        return open_replay(self.session.recordings()[f.rec_index], self.result, index)
 
 
 def _fmt(x) -> str:

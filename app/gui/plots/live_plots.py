@@ -26,7 +26,6 @@ from ...views.plots import (
     FLIP_COLOR,
     KICK_COLOR,
     MAIN_PLOTS,
-    TIME_TITLE,
     TIME_UNIT,
     WINDOWS,
     PlotSpec,
@@ -87,7 +86,7 @@ class SpecPlots(pg.GraphicsLayoutWidget):
             if i < len(spec.rows) - 1:
                 plot.getAxis("bottom").setStyle(showValues=False)
             else:
-                plot.setLabel("bottom", TIME_TITLE, units=TIME_UNIT)
+                plot.setLabel("bottom", spec.time_title, units=TIME_UNIT)
             self.row_curves.append([plot.plot(pen=_pen(c.color, c.width, Qt.DashLine if c.dashed else Qt.SolidLine),
                                               name=c.label) for c in row.curves])
             if row.markers:  # the markers' key: samples that are drawn in the legend only

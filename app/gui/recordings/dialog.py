@@ -44,7 +44,7 @@ from ...throws.fitting.report import flight_scenario, write_scenario
 from ..dialogs.file_dialogs import open_recordings_paths, save_path
 from .predict_tab import PredictTab
 from ..plots.rates_plot import MEASURED_FLIP, MODEL_FLIP, RatesPlot
-from .flights_table import FlightsTable, flight_rows
+from .flights_table import FlightsTable, flight_rows, open_replay
 from .job import RecordingJob, Worker, fit_job
 from ..common.theme import ERROR_TEXT, MUTED_TEXT
 
@@ -134,7 +134,8 @@ class RecordingDialog(QDialog):
 
         bottom = QHBoxLayout()
         self.hint = QLabel("The main window replays the selected flight (plots over all of it); its ω plot "
-                           "shows the measured points.")
+                           "shows the measured points. Replay in 3D turns a flight's measured rates into the "
+                           "object's own motion, the fitted model beside it.")
         self.hint.setObjectName("hint")
         self.hint.setWordWrap(True)
         bottom.addWidget(self.hint, 1)
@@ -194,6 +195,7 @@ class RecordingDialog(QDialog):
         column.setContentsMargins(0, 0, 0, 0)
         self.table = FlightsTable()
         self.table.flight_selected.connect(self.show_flight)
+        self.table.replay_requested.connect(self.replay_in_3d)
         self.table.use_changed.connect(self._use_changed)
         column.addWidget(self.table, 1)
         self.note_label = QLabel("")  # the selected flight's note in full: why it was excluded
@@ -430,6 +432,11 @@ class RecordingDialog(QDialog):
                                         brush=pg.mkBrush(AXIS_HEX[k]))
             window.plots.w_plot.addItem(points)
             self._overlay.append((window, points))
+
+    def replay_in_3d(self, index: int):
+        """A flight's "Replay in 3D": the replay window on it, the fitted body as its model."""
+        f = self.result.flights[index]
+        return open_replay(self.recordings[f.rec_index], self.result, index)
 
     @property
     def overlay_items(self) -> list:

@@ -16,15 +16,17 @@ import numpy as np
 
 from PyQt5.QtCore import Qt, pyqtSignal
 from PyQt5.QtGui import QBrush, QColor
-from PyQt5.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
+from PyQt5.QtWidgets import QAbstractItemView, QHeaderView, QPushButton, QTableWidget, QTableWidgetItem
 
 from ...throws.fitting.fit import USER_EXCLUDED
 from ..common.theme import MUTED_TEXT
 
 #: columns of the table
 COLUMNS = ("use", "recording", "start\n(s)", "duration\n(s)", "|ω0|\n(rad/s)", "rms\n(rad/s)",
-           "flip measured\n(s)", "flip fitted\n(s)", "note")
-RECORDING_COLUMN, NOTE_COLUMN = 1, len(COLUMNS) - 1
+           "flip measured\n(s)", "flip fitted\n(s)", "note", "")
+#: the note, then each flight's "Replay in 3D" button, after every column that was there before it
+RECORDING_COLUMN, NOTE_COLUMN, REPLAY_COLUMN = 1, 8, 9
+REPLAY_TEXT = "Replay in 3D"
 #: width of the recording column (px); longer names are elided in the middle
 RECORDING_WIDTH = 130
 
@@ -100,10 +102,12 @@ def fmt(x, digits: int = 3) -> str:
 
 class FlightsTable(QTableWidget):
     """The flights table (GUI thread). ``use_changed(FlightRow, bool)`` when the user ticks or
-    unticks a row; ``flight_selected(int)`` with the result index of the flight selected."""
+    unticks a row; ``flight_selected(int)`` with the result index of the flight selected;
+    ``replay_requested(int)`` with the result index of the flight whose "Replay in 3D" was pressed."""
 
     use_changed = pyqtSignal(object, bool)
     flight_selected = pyqtSignal(int)
+    replay_requested = pyqtSignal(int)
 
     def __init__(self, parent=None):
         super().__init__(0, len(COLUMNS), parent)
@@ -111,6 +115,7 @@ class FlightsTable(QTableWidget):
         self._filling = False
         setup_table(self, COLUMNS, RECORDING_COLUMN)
         self.horizontalHeader().setSectionResizeMode(NOTE_COLUMN, QHeaderView.Stretch)  # cut; in full below
+        self.horizontalHeader().setStretchLastSection(False)  # the note stretches, not the buttons
         self.setToolTip("Untick a flight and press Fit to leave it out, tick a greyed one to put it back; "
                         "select a fitted one to replay it")
         self.itemSelectionChanged.connect(self._selection_changed)
@@ -140,6 +145,11 @@ class FlightsTable(QTableWidget):
                 if not row.included:
                     cell.setForeground(grey)
                 self.setItem(i, c, cell)
+            button = QPushButton(REPLAY_TEXT)
+            button.setToolTip("This flight in 3D: its measured rates turned into the object's orientation, "
+                              "the fitted model beside it as a ghost (tumble replay)")
+            button.clicked.connect(lambda _checked=False, index=row.index: self.replay_requested.emit(index))
+            self.setCellWidget(i, REPLAY_COLUMN, button)
         self._filling = False
         first = next((i for i, row in enumerate(rows) if row.included), None)
         if first is not None:
@@ -179,3 +189,18 @@ class FlightsTable(QTableWidget):
         if self._filling or item.column() != 0:
             return
         self.use_changed.emit(self.rows[item.row()], item.checkState() == Qt.Checked)
+
+
+def open_replay(recording, result, index: int):
+    """Open the replay window on flight ``index`` of ``result`` (a fit over ``recording``'s
+    recordings), its fitted body as the model: the window the replay view names, imported by
+    that name (it lives in a room above this one). Returns the window."""
+    import importlib
+
+    from ...throws.fitting.replay import replay_flight
+    from ...views.replay import spec
+
+    f = result.flights[index]
+    replay = replay_flight(recording, f.i0, f.i1, result, number=index + 1)
+    module, _, name = spec(True).window.partition(":")
+    return getattr(importlib.import_module(module), name).open(replay)
