@@ -24,7 +24,6 @@ def draw_figure(result: Audit):
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
 
-    from .report import work_precision
 
     curves = work_precision(result.summary)
     several = any(len(v) > 1 for v in curves.values())
@@ -72,3 +71,14 @@ def draw_figure(result: Audit):
     handles.append(Line2D([], [], color="k", lw=2.2, alpha=0.35, label=f"reference ({ref_kind})"))
     fig.legend(handles=handles, loc="outside right upper", fontsize=8)
     return fig
+
+
+def work_precision(summary: dict) -> dict:
+    """setting label (no dt) -> [(wall seconds per simulated second, max error)] over its dts."""
+    curves: dict = {}
+    for r in summary["runs"]:
+        if r["seconds"] is None or r["dt"] is None:
+            continue
+        name = label({**r, "dt": None})
+        curves.setdefault(name, []).append((r["seconds"] / summary["duration"], r["max_orientation_error"]))
+    return {k: sorted(v) for k, v in curves.items()}

@@ -134,16 +134,3 @@ def write_plot(result: Audit, path) -> Path:
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=110, format="png")
     return path
-
-
-def work_precision(summary: dict) -> dict:
-    """setting label (no dt) -> [(wall seconds per simulated second, max error)] over its dts."""
-    curves: dict = {}
-    for r in summary["runs"]:
-        if r["seconds"] is None or r["dt"] is None:
-            continue
-        name = label({**r, "dt": None})
-        curves.setdefault(name, []).append((r["seconds"] / summary["duration"], r["max_orientation_error"]))
-    return {k: sorted(v) for k, v in curves.items()}
-
-
