@@ -10,6 +10,7 @@ import re
 import imageio.v3 as iio
 import nbformat
 import numpy as np
+import pytest
 from cli_run import ROOT
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
@@ -107,3 +108,35 @@ def test_show_in_a_notebook_plays_the_view_and_says_what_it_shows(tmp_path):
     assert clip.shape == (45, 270, 480, 3)  # 3 s at 15 fps
     assert moves(clip)
 
+
+
+def test_a_short_run_plays_in_slow_motion_and_the_caption_says_so():
+    """A run shorter than SHOW_SHORTEST_S (a fitted flight lasts under a second) is slowed so the
+    clip lasts at least that long and still shows the whole run (made here, as show makes it)."""
+    from tumble.api.draw import SHOW_SHORTEST_S, inline_clip
+
+    run = tumble.simulate("book", duration=0.8)
+    data, fmt, caption = inline_clip(run, size=(160, 120), fps=10)
+    assert fmt == "gif"
+    frames = iio.imread(data, index=None, extension=".gif")
+    speed = float(re.search(r"slow motion, ([0-9.]+)x", caption)[1])
+    assert 0 < speed < 1
+    assert len(frames) / 10 >= SHOW_SHORTEST_S  # s of video at 10 fps
+    # the frames cover the run to within one frame's step of simulated time
+    assert 0.8 - speed / 10 <= (len(frames) - 1) * speed / 10 <= 0.8
+    assert caption.startswith(f"Book, main view: t = 0 to 0.8 s, slow motion, {speed:g}x"), caption
+
+
+@pytest.mark.parametrize("given, message", [
+    ({"format": "avi"}, "format must be gif or mp4, got 'avi'"),
+    ({"speed": -1}, "--speed must be a number from 0.01 to 100, got -1"),
+    ({"start": 99}, "--start must be >= 0 and < the scenario's run (10 s), got '99'"),
+    ({"size": (3, 3)}, "--size must have an even width and height"),
+    ({"view": "nope"}, "--view must be one of main"),
+])
+def test_a_bad_choice_for_the_inline_clip_is_a_one_line_refusal(given, message):
+    from tumble.api.draw import inline_clip
+
+    with pytest.raises(tumble.ParameterError) as err:
+        inline_clip("book", **given)
+    assert str(err.value).startswith(message) and "\n" not in str(err.value)

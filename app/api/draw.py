@@ -205,8 +205,8 @@ def speed_text(speed: float) -> str:
 def clip_caption(sc, view, plan, run=None) -> str:
     """What an inline clip shows, in plain text: the scenario, the view, the span of simulated
     time and of the run, the speed, the solver, and (for a run) its flips in the span."""
-    end = plan.start + plan.duration * plan.speed
     total = sc.solver.duration
+    end = min(plan.start + plan.duration * plan.speed, total)  # the last frame shows the span up to here
     span = f"t = {plan.start:.3g} to {end:.3g} s" + ("" if end >= total * (1 - 1e-9) and plan.start == 0
                                                      else f" of the {total:.3g} s run")
     text = (f"{sc.name}, {view} view: {span}, {speed_text(plan.speed)} "
