@@ -13,6 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .tables import LISTED_FLIPS
 from .types import Run, Scenario, flag_number, integrator_name, load
 from ..physics.errors import ParameterError
 
@@ -214,7 +215,8 @@ def clip_caption(sc, view, plan, run=None) -> str:
             f"dt = {sc.solver.dt:g} s")
     if run is not None:
         shown = [t for t in run.flips if plan.start <= t <= end]
-        text += "; " + (f"flips at {', '.join(f'{t:.2f}' for t in shown)} s" if shown else "no flip in this span")
+        listed = ", ".join(f"{t:.2f}" for t in shown[:LISTED_FLIPS]) + (", …" if len(shown) > LISTED_FLIPS else "")
+        text += "; " + (f"flips at {listed} s" if shown else "no flip in this span")
     return text + "."
 
 

@@ -18,6 +18,8 @@ ERROR_DIGITS = 2
 PLAIN_DIGITS = 2
 #: what a table shows for a number that does not exist (no flip, no standard error)
 MISSING = "–"
+#: a run's summary lists the times of at most this many flips
+LISTED_FLIPS = 8
 
 
 def _finite(x) -> bool:
@@ -193,7 +195,8 @@ def run_html(name: str, figures: dict, samples: int, plot_png: bytes | None = No
     heading = (f"<p><b>{escape(name)}</b>: {escape(figures['integrator'])}, dt = {dt:g} s, {duration:g} s simulated, "
                f"{samples} samples; "
                f"{_plural(len(flips), 'flip')}"
-               + (f" at {escape(', '.join(to_spacing(t, interval) for t in flips))} s" if len(flips) else "")
+               + (f" at {escape(', '.join(to_spacing(t, interval) for t in flips[:LISTED_FLIPS]))}"
+                  + (", …" if len(flips) > LISTED_FLIPS else "") + " s" if len(flips) else "")
                + ".</p>")
     rows = [("flips (intermediate-axis reversals)", str(len(flips))),
             ("predicted flip period (s)", MISSING if period is None else significant(period, 4)),
