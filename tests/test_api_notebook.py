@@ -140,3 +140,16 @@ def test_a_bad_choice_for_the_inline_clip_is_a_one_line_refusal(given, message):
     with pytest.raises(tumble.ParameterError) as err:
         inline_clip("book", **given)
     assert str(err.value).startswith(message) and "\n" not in str(err.value)
+
+
+def test_the_poinsot_view_plays_slowly_at_a_low_frame_rate():
+    """A clip whose frames lie 0.1 s of simulated time apart: the book turns far between the
+    samples, and the herpolhode's orientations stayed paired with their rates (it raised a
+    broadcast error when only the orientations were filled in)."""
+    from tumble.api.draw import inline_clip
+
+    run = tumble.simulate("book", duration=2.0)
+    data, _, caption = inline_clip(run, view="poinsot", speed=0.5, fps=5, size=(320, 240))
+    frames = iio.imread(data, index=None, extension=".gif")
+    assert len(frames) == 20 and moves(frames)  # 4 s of video at 5 fps
+    assert caption.startswith("Book, poinsot view: t = 0 to 2 s, slow motion, 0.5x"), caption

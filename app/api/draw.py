@@ -203,17 +203,18 @@ def speed_text(speed: float) -> str:
     return f"{'slow motion' if speed < 1 else 'sped up'}, {speed:g}x"
 
 
-def clip_caption(sc, view, plan, run=None) -> str:
+def clip_caption(sc, view, plan, shown_runs, run=None) -> str:
     """What an inline clip shows, in plain text: the scenario, the view, the span of simulated
-    time and of the run, the speed, the solver, and (for a run) its flips in the span."""
+    time and of the run, the speed, the solver of each of the view's runs (``shown_runs``: the
+    compare view's pair), and for a run shown alone its flips in the span."""
     total = sc.solver.duration
     end = min(plan.start + plan.duration * plan.speed, total)  # the last frame shows the span up to here
     span = f"t = {plan.start:.3g} to {end:.3g} s" + ("" if end >= total * (1 - 1e-9) and plan.start == 0
                                                      else f" of the {total:.3g} s run")
     text = (f"{sc.name}, {view} view: {span}, {speed_text(plan.speed)} "
-            f"({plan.duration:.3g} s of video at {plan.fps} fps, looping); {sc.solver.integrator}, "
-            f"dt = {sc.solver.dt:g} s")
-    if run is not None:
+            f"({plan.duration:.3g} s of video at {plan.fps} fps, looping); "
+            + " against ".join(f"{r.solver.integrator}, dt = {r.solver.dt:g} s" for r in shown_runs))
+    if run is not None and len(shown_runs) == 1:
         shown = [t for t in run.flips if plan.start <= t <= end]
         listed = ", ".join(f"{t:.2f}" for t in shown[:LISTED_FLIPS]) + (", …" if len(shown) > LISTED_FLIPS else "")
         text += "; " + (f"flips at {listed} s" if shown else "no flip in this span")
@@ -246,6 +247,8 @@ def inline_clip(sc_or_run, *, view="main", duration=None, speed=None, start=0.0,
                 format="gif"):
     """An animation of ``view`` for a notebook, made off screen by the export loop:
     ``(bytes, format, caption)`` (see :func:`show`)."""
+    from ..views import get_view
+
     sc = _scenario(sc_or_run)
     if format not in SHOW_FORMATS:
         raise ParameterError("format", format, f"be {' or '.join(SHOW_FORMATS)}")
@@ -260,7 +263,9 @@ def inline_clip(sc_or_run, *, view="main", duration=None, speed=None, start=0.0,
                                fps=SHOW_FPS if fps is None else fps, size=SHOW_SIZE if size is None else size,
                                speed=speed, start=start)
         data = result.path.read_bytes()
-    return data, format, clip_caption(sc, view, result.plan, sc_or_run if isinstance(sc_or_run, Run) else None)
+    spec = get_view(view)
+    return data, format, clip_caption(sc, spec.name, result.plan, spec.runs(sc, {}),
+                                      sc_or_run if isinstance(sc_or_run, Run) else None)
 
 
 def show(sc_or_run, *, view="main", duration=None, speed=None, start=0.0, size=None, fps=None, format="gif"):
