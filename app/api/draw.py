@@ -189,13 +189,6 @@ def clip_bundle(data: bytes, fmt: str, caption: str) -> dict:
             "text/plain": caption}
 
 
-def in_jupyter() -> bool:
-    """Whether this runs in a Jupyter kernel (an IPython shell with a kernel)."""
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
-    return shell is not None and getattr(shell, "kernel", None) is not None
-
-
 def speed_text(speed: float) -> str:
     """How a clip's time runs: ``real time``, ``slow motion, 0.25x`` or ``sped up, 2x``."""
     if speed == 1:
@@ -266,6 +259,13 @@ def inline_clip(sc_or_run, *, view="main", duration=None, speed=None, start=0.0,
     spec = get_view(view)
     return data, format, clip_caption(sc, spec.name, result.plan, spec.runs(sc, {}),
                                       sc_or_run if isinstance(sc_or_run, Run) else None)
+
+
+def in_jupyter() -> bool:
+    """Whether this runs in a Jupyter kernel (an IPython shell with a kernel)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    return shell is not None and getattr(shell, "kernel", None) is not None
 
 
 def show(sc_or_run, *, view="main", duration=None, speed=None, start=0.0, size=None, fps=None, format="gif"):
