@@ -2,8 +2,9 @@
 
 ``render`` and ``export`` draw off screen with the export's own frame loop
 (:mod:`app.export.exporter`: the scene posed by the same call the window makes); VTK is
-imported when they are called, not before. ``show`` displays the view inline in Jupyter
-and opens the window elsewhere (the only place the API imports the GUI).
+imported when they are called, not before. ``show`` plays the view inline in Jupyter (a
+small animation made by the same loop, under a caption saying what it shows) and opens the
+window elsewhere (the only place the API imports the GUI).
 """
 
 from __future__ import annotations
@@ -12,14 +13,26 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .tables import LISTED_FLIPS
 from .types import Run, Scenario, flag_number, integrator_name, load
 from ..physics.errors import ParameterError
 
 #: what an export draws over the scene unless told (``tumble export``'s --overlay default)
 DEFAULT_OVERLAY = "time,flips,title,legend"
 EXPORT_OVERLAYS = ("time", "flips", "title", "legend", "ghost")
-#: a frame shown inline in Jupyter (pixels)
-SHOW_SIZE = (960, 540)
+#: an animation shown inline in Jupyter: frame size (pixels) and rate. Small, so a notebook
+#: stays light: 10 s of t-handle is a 360 KB GIF made in 2.0 s here once VTK is loaded
+#: (tumble.export("t-handle", "x.gif", duration=10, fps=15, size=(480, 270)))
+SHOW_SIZE = (480, 270)
+SHOW_FPS = 15
+#: an inline animation plays at real time for at most this long (s of video); a longer run
+#: shows its first SHOW_LONGEST_S seconds, and says so
+SHOW_LONGEST_S = 10.0
+#: a run shorter than this (a fitted flight of 0.8 s) plays in slow motion to last about as long (s of video)
+SHOW_SHORTEST_S = 3.0
+#: what an inline animation is: an animated GIF (shown by every notebook viewer) or an MP4
+#: in an HTML5 video (smaller at larger sizes, with controls to pause on a flip)
+SHOW_FORMATS = ("gif", "mp4")
 
 
 def _scenario(sc) -> Scenario:
@@ -163,6 +176,91 @@ def png_bytes(image) -> bytes:
     return iio.imwrite("<bytes>", image, extension=".png")
 
 
+def clip_bundle(data: bytes, fmt: str, caption: str) -> dict:
+    """The MIME bundle of an inline clip: ``image/gif``, or an HTML5 ``<video>`` of the MP4;
+    the caption as its plain text."""
+    import base64
+
+    encoded = base64.b64encode(data).decode("ascii")
+    if fmt == "gif":
+        return {"image/gif": encoded, "text/plain": caption}
+    return {"text/html": f'<video controls autoplay loop muted playsinline>'
+                         f'<source type="video/mp4" src="data:video/mp4;base64,{encoded}"/></video>',
+            "text/plain": caption}
+
+
+def speed_text(speed: float) -> str:
+    """How a clip's time runs: ``real time``, ``slow motion, 0.25x`` or ``sped up, 2x``."""
+    if speed == 1:
+        return "real time"
+    return f"{'slow motion' if speed < 1 else 'sped up'}, {speed:g}x"
+
+
+def clip_caption(sc, view, plan, shown_runs, run=None) -> str:
+    """What an inline clip shows, in plain text: the scenario, the view, the span of simulated
+    time and of the run, the speed, the solver of each of the view's runs (``shown_runs``: the
+    compare view's pair), and for a run shown alone its flips in the span."""
+    total = sc.solver.duration
+    end = min(plan.start + plan.duration * plan.speed, total)  # the last frame shows the span up to here
+    span = f"t = {plan.start:.3g} to {end:.3g} s" + ("" if end >= total * (1 - 1e-9) and plan.start == 0
+                                                     else f" of the {total:.3g} s run")
+    text = (f"{sc.name}, {view} view: {span}, {speed_text(plan.speed)} "
+            f"({plan.duration:.3g} s of video at {plan.fps} fps, looping); "
+            + " against ".join(f"{r.solver.integrator}, dt = {r.solver.dt:g} s" for r in shown_runs))
+    if run is not None and len(shown_runs) == 1:
+        shown = [t for t in run.flips if plan.start <= t <= end]
+        listed = ", ".join(f"{t:.2f}" for t in shown[:LISTED_FLIPS]) + (", …" if len(shown) > LISTED_FLIPS else "")
+        text += "; " + (f"flips at {listed} s" if shown else "no flip in this span")
+    return text + "."
+
+
+def caption_bundle(caption: str, name: str) -> dict:
+    """The MIME bundle of a caption: Markdown with the scenario's ``name`` (its start) in bold."""
+    import html
+
+    rest = caption[len(name):] if caption.startswith(name) else caption
+    bold = html.escape(name).replace("*", "\\*").replace("_", "\\_")
+    return {"text/markdown": f"**{bold}**{html.escape(rest)}", "text/plain": caption}
+
+
+def inline_speed(sc, start: float, duration, speed):
+    """The speed of an inline clip: as given, else real time, or slow motion for a run
+    shorter than :data:`SHOW_SHORTEST_S` (the clip then lasts about that long)."""
+    from ..export.settings import speed_to_fit
+
+    if speed is not None:
+        return speed
+    span = sc.solver.duration - start
+    if duration is None and 0 < span < SHOW_SHORTEST_S:
+        return speed_to_fit(span, SHOW_SHORTEST_S) or 1.0
+    return 1.0
+
+
+def inline_clip(sc_or_run, *, view="main", duration=None, speed=None, start=0.0, size=None, fps=None,
+                format="gif"):
+    """An animation of ``view`` for a notebook, made off screen by the export loop:
+    ``(bytes, format, caption)`` (see :func:`show`)."""
+    from ..views import get_view
+
+    sc = _scenario(sc_or_run)
+    if format not in SHOW_FORMATS:
+        raise ParameterError("format", format, f"be {' or '.join(SHOW_FORMATS)}")
+    run_s = sc.solver.duration
+    start = flag_number("--start", start, f"be >= 0 and < the scenario's run ({run_s:g} s)",
+                        lambda v: 0 <= v < run_s)
+    speed = inline_speed(sc, start, duration, speed)
+    if duration is None and isinstance(speed, (int, float)) and not isinstance(speed, bool) and speed > 0:
+        duration = min(SHOW_LONGEST_S, (run_s - start) / speed)
+    with tempfile.TemporaryDirectory(prefix="tumble-show-") as folder:
+        result = export_result(sc, Path(folder) / f"clip.{format}", view=view, duration=duration,
+                               fps=SHOW_FPS if fps is None else fps, size=SHOW_SIZE if size is None else size,
+                               speed=speed, start=start)
+        data = result.path.read_bytes()
+    spec = get_view(view)
+    return data, format, clip_caption(sc, spec.name, result.plan, spec.runs(sc, {}),
+                                      sc_or_run if isinstance(sc_or_run, Run) else None)
+
+
 def in_jupyter() -> bool:
     """Whether this runs in a Jupyter kernel (an IPython shell with a kernel)."""
     ipython = sys.modules.get("IPython")
@@ -170,21 +268,32 @@ def in_jupyter() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-def show(sc_or_run, *, view="main"):
-    """Show ``view`` of a scenario or a run: in Jupyter the view inline (an image of it at
-    t = 0, drawn off screen); elsewhere the app's window, until it is closed (returns its
-    exit status). Without a display (Linux with neither DISPLAY nor WAYLAND_DISPLAY) it raises
-    :class:`ParameterError` with the line ``tumble gui`` prints there."""
+def show(sc_or_run, *, view="main", duration=None, speed=None, start=0.0, size=None, fps=None, format="gif"):
+    """Show ``view`` of a scenario or a run: in Jupyter the view moving inline, under a
+    caption that says what it shows; elsewhere the app's window, until it is closed
+    (returns its exit status).
+
+    In Jupyter the clip is made off screen by the export's loop (as ``tumble export``):
+    ``duration`` s of video (default: the run, at most :data:`SHOW_LONGEST_S`), ``speed``
+    simulated seconds per second of video (default 1; slow motion for a run shorter than
+    :data:`SHOW_SHORTEST_S`), from simulated time ``start``, ``size`` (width, height;
+    480x270), ``fps`` (15), ``format`` ``"gif"`` (an animated GIF, shown by any notebook
+    viewer) or ``"mp4"`` (an HTML5 video with controls). These apply to the inline clip only.
+    Without a display (Linux with neither DISPLAY nor WAYLAND_DISPLAY) it raises
+    :class:`ParameterError` with the line ``tumble gui`` prints there.
+    """
     sc = _scenario(sc_or_run)
     if in_jupyter():
         import warnings
 
-        from IPython.display import Image, display
+        from IPython.display import display
 
         with warnings.catch_warnings():  # pyvista's import of pooch asks tqdm for notebook widgets
             warnings.filterwarnings("ignore", message="IProgress not found")
-            image = render(sc, 0.0, view=view, size=SHOW_SIZE)
-        display(Image(data=png_bytes(image)))
+            data, fmt, caption = inline_clip(sc_or_run, view=view, duration=duration, speed=speed, start=start,
+                                             size=size, fps=fps, format=format)
+        display(caption_bundle(caption, sc.name), raw=True)
+        display(clip_bundle(data, fmt, caption), raw=True)
         return None
     from .arguments import display_missing, no_display_error
     from ..gui.launch import run_gui

@@ -2,7 +2,8 @@
 
 Each is immutable in use and pickles (so ``executor.map(tumble.simulate, scenarios)`` works
 over processes and machines), and shows itself in Jupyter: a scenario as its summary, a run
-as its plots, a fit as its report. Nothing here draws with Qt or VTK; a run's plots import
+as its summary and plots, a fit as tables of its ratios and flights, rounded to what they mean
+(:mod:`.tables`). Nothing here draws with Qt or VTK; a run's plots import
 matplotlib only when asked for.
 """
 
@@ -291,8 +292,11 @@ class Run:
                 fh.write(data)
         return data
 
-    def _repr_png_(self) -> bytes:
-        return self.plot()
+    def _repr_html_(self) -> str:
+        # one HTML block: the summary above the plot (a PNG beside it would be stored twice)
+        from .tables import run_html
+
+        return run_html(self.scenario.name, self.figures, len(self.t), self.plot())
 
     def __repr__(self) -> str:
         return f"<tumble.Run of {self.scenario.name!r}: {len(self.t)} samples, {len(self.flips)} flips>"
@@ -349,8 +353,10 @@ class Fit:
         write_plot(self.result, out)
         return out
 
-    def _repr_markdown_(self) -> str:
-        return "```\n" + self.summary() + "\n```"
+    def _repr_html_(self) -> str:
+        from .tables import fit_html
+
+        return fit_html(self.result, self.inertia_scale, self.notes)
 
     def __repr__(self) -> str:
         ratios = ", ".join(f"{r:.4f}" for r in self.ratios)

@@ -226,7 +226,9 @@ def pose_with_trail(scene, recording, t: float, seconds: float, points: int, tra
         if rate * seconds > points * TRAIL_STEP:  # the trail's points cannot follow so many turns
             span, pose, n = recent(recording, t, points * TRAIL_STEP / rate, points, since=since)
         trails = {keyword: span[column][:n] for keyword, column in trail.items()}
-        if "trail_q" in trails and n:  # a fast spin turns far between samples: fill in its arcs
+        # a fast spin turns far between samples: fill in its arcs, but only where the
+        # orientations are not paired with rates (Poinsot's herpolhode rotates trail_w by trail_q)
+        if "trail_q" in trails and "trail_w" not in trails and n:
             from ..physics.theory import densify_orientations
 
             dense = densify_orientations(span["t"][:n], span["q"][:n], span["w"][:n], TRAIL_STEP)
