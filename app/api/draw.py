@@ -169,13 +169,6 @@ def render(sc, t=0.0, *, view="main", size=(800, 600)):
             composer.close()
 
 
-def png_bytes(image) -> bytes:
-    """PNG of a uint8 (H, W, 3) image."""
-    import imageio.v3 as iio
-
-    return iio.imwrite("<bytes>", image, extension=".png")
-
-
 def clip_bundle(data: bytes, fmt: str, caption: str) -> dict:
     """The MIME bundle of an inline clip: ``image/gif``, or an HTML5 ``<video>`` of the MP4;
     the caption as its plain text."""
