@@ -107,6 +107,8 @@ def parse_url(url: str) -> tuple[str, int, str]:
     63 characters, 253 in all) or an IP address, a port from 1 to 65535, a path of plain URL
     characters (no space or control character)."""
     text = str(url).strip()
+    if any(c.isspace() or not c.isprintable() for c in text):  # urlsplit would drop CR, LF and tabs unseen
+        raise ParameterError("URL", url, "have a path of plain URL characters (no space or control character)")
     try:
         parts = urlsplit(text)
         port = parts.port
