@@ -147,7 +147,7 @@ class PhyphoxClient:
         :class:`Stopped` within STOP_SLICE_S of ``should_stop()`` turning true."""
         body = self.get(path, should_stop)
         try:
-            data = json.loads(body, parse_int=_number, parse_float=_number, parse_constant=lambda _name: None)
+            data = json.loads(body, parse_int=_number, parse_constant=lambda _name: None)
         except (ValueError, RecursionError):
             raise PhoneError(f"answer is not JSON ({len(body)} bytes)") from None
         if not isinstance(data, dict):
@@ -184,8 +184,10 @@ class PhyphoxClient:
 
 
 def _number(text: str) -> float:
-    """A number of a phone's answer: a float of at most MAX_NUMBER_CHARS characters, finite
-    and at most MAX_MAGNITUDE in magnitude (json's ints too: float() of 10**400 overflows)."""
+    """An integer of a phone's answer, as a float: at most MAX_NUMBER_CHARS characters, finite
+    and at most MAX_MAGNITUDE in magnitude (float() of 10**400 overflows). Decimal numbers are
+    read by json's own float (fast; one past a float's range reads as an infinity, which
+    :func:`columns` refuses like this)."""
     if len(text) > MAX_NUMBER_CHARS:
         raise PhoneError(f"answer holds a number of {len(text)} characters (at most {MAX_NUMBER_CHARS})")
     value = float(text)
@@ -431,6 +433,8 @@ def columns(answer: dict, names: dict) -> tuple[np.ndarray, np.ndarray, str]:
         cols.append(np.array([math.nan if v is None else v for v in values], dtype=float))
     n = min(len(c) for c in cols)
     data = np.stack([c[:n] for c in cols], axis=1) if n else np.empty((0, 4))
+    if np.isinf(data).any() or (np.abs(data[np.isfinite(data)]) > MAX_MAGNITUDE).any():  # null is NaN, not inf
+        raise PhoneError(f"answer holds a number beyond {MAX_MAGNITUDE:g} in magnitude")
     data = data[np.all(np.isfinite(data), axis=1)]
     if len(data) and float(np.max(np.abs(data[:, 1:4]))) > MAX_RATE_RAD_S:
         raise PhoneError(f"answer holds a rate of {float(np.max(np.abs(data[:, 1:4]))):.3g} rad/s, beyond the "
