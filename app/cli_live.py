@@ -56,10 +56,13 @@ def add_live_parsers(sub, commands: dict) -> None:
 
 
 def _stop_flag():
-    """(should_stop, stop, restore): SIGINT and SIGTERM set the flag instead of raising."""
+    """(should_stop, stop, restore): SIGINT and SIGTERM set the flag instead of raising; a
+    second one raises KeyboardInterrupt (the session's files are closed on the way out)."""
     state = {"stop": False, "signal": None}
 
     def handler(signum, _frame):
+        if state["stop"]:  # a second one: the user will not wait for the final fit either
+            raise KeyboardInterrupt
         state["stop"], state["signal"] = True, signum
 
     old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}

@@ -152,3 +152,18 @@ def test_the_live_fitter_still_finds_throws_after_a_turntable():
     starts = [p.start + t1[-1] + 0.01 - t2[0] for p in plan]
     assert all(e["start"] > t1[-1] for e in events), "a flight reported on the turntable"
     assert sum(any(abs(e["start"] - s) < 0.15 for e in events) for s in starts) == len(plan)
+
+
+def test_the_fits_cost_is_sized_before_any_fitting(monkeypatch):
+    """More flights than one fit takes: refused once they are found, before any is fitted."""
+    from tumble.throws import fit as fit_module
+
+    rng = np.random.default_rng(13)
+    truth = syn.Truth.rotated(2.0)
+    t, w, plan = syn.make_recording(truth, syn.throw_mix(truth, 4, rng), rng, (0.6, 1.0))
+    monkeypatch.setattr(fit_module, "MAX_FIT_FLIGHTS", 2)
+    fitted = []
+    monkeypatch.setattr(fit_module, "fit_flights", lambda *a, **k: fitted.append(1))
+    with pytest.raises(fit_module.ParameterError, match="hold at most 2 flights for one fit"):
+        fit_module.fit_recordings([recording(t, w)])
+    assert not fitted
