@@ -164,3 +164,12 @@ def test_one_row_past_the_rows_cap_is_refused_as_too_many_rows(tmp_path, monkeyp
         read_recording(path)
     path.write_bytes(HEADER + b"".join(f"{k / 100:.2f},1,2,3,4\n".encode() for k in range(1000)))
     assert len(read_recording(path).t) == 1000
+
+
+def test_a_file_just_past_the_byte_bound_says_by_how_much(tmp_path):
+    path = tmp_path / "big.csv"
+    with open(path, "wb") as fh:
+        fh.write(HEADER + ROW)
+        fh.truncate(lim.MAX_BYTES + 100)
+    with pytest.raises(ParameterError, match=f"got {lim.MAX_BYTES + 100:,} bytes"):
+        read_recording(path)

@@ -101,8 +101,12 @@ def describe_cell(cell: str) -> str:
     return f"text of {len(s)} characters that is not a plain decimal number"
 
 
-def size_words(n: int) -> str:
-    return f"{n / 2**20:,.1f} MB" if n >= 2**20 else f"{n:,} bytes"
+def size_words(n: int, beside: int | None = None) -> str:
+    """``n`` bytes in words; in bytes when it would read the same as the limit ``beside`` it
+    (256 MB and a header's worth more are not "256.0 MB, got 256.0 MB")."""
+    if n >= 2**20 and (beside is None or f"{n / 2**20:,.1f}" != f"{beside / 2**20:,.1f}"):
+        return f"{n / 2**20:,.1f} MB"
+    return f"{n:,} bytes"
 
 
 # ------------------------------------------------------------------ files
@@ -128,7 +132,7 @@ def open_regular(path: Path, where: str, follow: bool = True):
             raise refuse(where, "be a regular file", "a folder" if stat.S_ISDIR(info.st_mode) else
                          "a device, pipe or socket")
         if info.st_size > MAX_BYTES:
-            raise refuse(where, f"be at most {size_words(MAX_BYTES)}", size_words(info.st_size))
+            raise refuse(where, f"be at most {size_words(MAX_BYTES)}", size_words(info.st_size, MAX_BYTES))
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
@@ -200,7 +204,7 @@ def check_member(info: zipfile.ZipInfo, where: str, limit: int) -> None:
         raise refuse(where, "be compressed by " + ", ".join(ZIP_METHODS.values()),
                      f"compression method {info.compress_type}")
     if info.file_size > limit:
-        raise refuse(where, f"hold at most {size_words(limit)}", size_words(info.file_size))
+        raise refuse(where, f"hold at most {size_words(limit)}", size_words(info.file_size, limit))
     if info.file_size > MAX_ZIP_RATIO * max(info.compress_size, 1) + 4096:
         raise refuse(where, f"be compressed at most {MAX_ZIP_RATIO}:1",
                      f"{size_words(info.file_size)} from {size_words(info.compress_size)}")

@@ -160,7 +160,8 @@ class PhyphoxClient:
         sock = wire.connect(self.host, self.port)
         try:
             target = self.prefix + path
-            wire.send(sock, (f"GET {target} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+            host = f"[{self.host}]" if ":" in self.host else self.host  # an IPv6 address
+            wire.send(sock, (f"GET {target} HTTP/1.1\r\nHost: {host}:{self.port}\r\n"
                              "Connection: close\r\nAccept: application/json\r\n\r\n").encode("ascii"))
             reader = _Reader(sock, wire)
             status, headers = _head(reader.until_blank(MAX_HEADER_BYTES))
