@@ -54,9 +54,11 @@ STOP_SLICE_S = 0.05
 MAX_ANSWER_BYTES = 16 * 1024 * 1024
 #: the largest status line and headers read (bytes)
 MAX_HEADER_BYTES = 64 * 1024
-#: most samples taken from one answer: five minutes of a 400 Hz gyroscope (the backlog asked
-#: for on first contact)
-MAX_ANSWER_SAMPLES = 120_000
+#: most samples in one answer: what MAX_ANSWER_BYTES holds at phyphox's 8 significant digits
+#: (13 characters a value, 4 buffers), so that an answer of short numbers ("0,0,0,...") does not
+#: hold six times as many; a phone that measured through a half-hour outage at 100 Hz still
+#: catches up in one answer
+MAX_ANSWER_SAMPLES = 320_000
 #: longest number in an answer (characters): phyphox writes 8 significant digits
 MAX_NUMBER_CHARS = 40
 #: poll periods (s) while the phone measures and while it does not (phyphox's own page

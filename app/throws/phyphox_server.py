@@ -49,9 +49,9 @@ CHUNK_BYTES = 64 * 1024
 #: the fastest playback: 1000x plays an hour of a 100 Hz recording in 3.6 s (faster, a loop
 #: played laps by the million; the buffers are bounded below anyway)
 MAX_SPEED = 1000.0
-#: the buffers hold at most this many of the newest samples (what the live client takes from
-#: one answer: five minutes of a 400 Hz gyroscope), so no answer, nor the work of one, grows
-#: with the laps played
+#: the buffers hold at most this many of the newest samples (five minutes of a 400 Hz
+#: gyroscope, the backlog the live client asks for on first contact), so no answer, nor the
+#: work of one, grows with the laps played
 MAX_BUFFER_SAMPLES = 120_000
 GYRO_BUFFERS = ("gyr_time", "gyrX", "gyrY", "gyrZ", "gyr")
 TITLE = "Gyroscope (rotation rate)"
