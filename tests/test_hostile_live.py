@@ -189,7 +189,10 @@ def flood(samples: int, spacing: float):
 
 
 def test_an_answer_of_too_many_samples_is_refused():
-    with PhoneServer(flood(lc.MAX_ANSWER_SAMPLES + 1, 0.01)) as phone:
+    """Short numbers: 16 MB would hold six times the samples of phyphox's 8-digit values."""
+    n = lc.MAX_ANSWER_SAMPLES + 1
+    body = get_answer("[" + ",".join(str(k) for k in range(1, n + 1)) + "]", "[" + ",".join(["5"] * n) + "]")
+    with PhoneServer(serve_gets(body)) as phone:
         events, stream = follow(phone.url, 2.0)
     assert stream.samples == 0
     assert any(f"over the {lc.MAX_ANSWER_SAMPLES} taken from one answer" in e.get("error", "") for e in events)
