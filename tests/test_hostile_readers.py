@@ -173,3 +173,27 @@ def test_a_file_just_past_the_byte_bound_says_by_how_much(tmp_path):
         fh.truncate(lim.MAX_BYTES + 100)
     with pytest.raises(ParameterError, match=f"got {lim.MAX_BYTES + 100:,} bytes"):
         read_recording(path)
+
+
+def test_an_lzma_member_without_its_end_marker_ends_at_its_stated_size(tmp_path):
+    """The LZMA SDK may leave the end marker out (zip flag bit 1 clear): the stated size ends it."""
+    t = np.arange(300) * 0.01
+    text = HEADER + b"".join(f"{x:.2f},{x:.6f},1,2,3\n".encode() for x in t)
+    alone = lzma.compress(text, format=lzma.FORMAT_ALONE)  # 5 property bytes, 8 size bytes, then the stream
+    props, stream = alone[:5], alone[13:]
+    dec = lzma.LZMADecompressor(lzma.FORMAT_RAW, filters=lim._lzma_filters(props))
+    assert dec.decompress(stream) == text
+    # FORMAT_ALONE with a known size writes no end marker only when the size is in the header;
+    # cut the marker off if there is one: the raw stream's bytes up to where the text is complete
+    for cut in range(len(stream), 0, -1):
+        probe = lzma.LZMADecompressor(lzma.FORMAT_RAW, filters=lim._lzma_filters(props))
+        try:
+            if probe.decompress(stream[:cut]) != text:
+                break
+        except lzma.LZMAError:
+            break
+        shortest = cut
+    assert shortest < len(stream)  # the end marker is gone: only the stated size ends the member
+    data = struct.pack("<BBH", 9, 4, 5) + props + stream[:shortest]
+    path = zip_of(tmp_path / "noeos.zip", "LZMA", data, len(text), zlib.crc32(text))
+    assert len(read_recording(path).t) == 300

@@ -241,23 +241,27 @@ class BoundedMember:
         raw.compress_type, raw.file_size = zipfile.ZIP_STORED, info.compress_size
         raw.CRC = None  # zipfile checks no CRC of the raw bytes; ours is checked on the output
         self.method, self.crc, self.expected = info.compress_type, 0, info.CRC
+        self.size, self.total = info.file_size, 0
         self.raw = zf.open(raw)
-        self.pending = b""
         self.done = False
-        if self.method == zipfile.ZIP_DEFLATED:
-            self.dec = zlib.decompressobj(-15)
-        elif self.method == zipfile.ZIP_BZIP2:
-            self.dec = bz2.BZ2Decompressor()
-        elif self.method == zipfile.ZIP_LZMA:
-            head = self.raw.read(4)
-            if len(head) < 4:
-                raise EOFError("LZMA header cut short")
-            size = int.from_bytes(head[2:4], "little")
-            self.dec = lzma.LZMADecompressor(lzma.FORMAT_RAW, filters=_lzma_filters(self.raw.read(size)))
-        elif self.method == zipfile.ZIP_STORED:
-            self.dec = None
-        else:
-            raise NotImplementedError(f"compression method {self.method}")
+        try:
+            if self.method == zipfile.ZIP_DEFLATED:
+                self.dec = zlib.decompressobj(-15)
+            elif self.method == zipfile.ZIP_BZIP2:
+                self.dec = bz2.BZ2Decompressor()
+            elif self.method == zipfile.ZIP_LZMA:
+                head = self.raw.read(4)
+                if len(head) < 4:
+                    raise EOFError("LZMA header cut short")
+                size = int.from_bytes(head[2:4], "little")
+                self.dec = lzma.LZMADecompressor(lzma.FORMAT_RAW, filters=_lzma_filters(self.raw.read(size)))
+            elif self.method == zipfile.ZIP_STORED:
+                self.dec = None
+            else:
+                raise NotImplementedError(f"compression method {self.method}")
+        except BaseException:
+            self.raw.close()
+            raise
 
     def read(self, n: int) -> bytes:
         """At most ``n`` decompressed bytes (b"" at the end)."""
@@ -267,15 +271,20 @@ class BoundedMember:
         out = self.raw.read(n) if self.dec is None else self._inflate(n)
         if out:
             self.crc = zlib.crc32(out, self.crc)
+            self.total += len(out)
             return out
         self.done = True
         if self.expected is not None and self.crc != self.expected:
             raise zipfile.BadZipFile("bad CRC-32")
         return b""
 
-    def _input(self) -> bytes:
+    def _input(self) -> bytes | None:
+        """More compressed bytes; None at their end when the output has its stated size (an
+        LZMA stream written without its end marker ends so), else EOFError."""
         data = self.raw.read(RAW_CHUNK_BYTES)
         if not data:
+            if self.total == self.size:
+                return None
             raise EOFError("compressed data cut short")
         return data
 
@@ -283,9 +292,12 @@ class BoundedMember:
         """Up to ``n`` bytes more of output; b"" only at the end of the compressed stream."""
         while not self.dec.eof:
             if self.method == zipfile.ZIP_DEFLATED:
-                out = self.dec.decompress(self.dec.unconsumed_tail or self._input(), n)
+                data = self.dec.unconsumed_tail or self._input()
             else:  # bzip2 and LZMA keep their unused input themselves
-                out = self.dec.decompress(self._input() if self.dec.needs_input else b"", n)
+                data = self._input() if self.dec.needs_input else b""
+            if data is None:
+                return b""
+            out = self.dec.decompress(data, n)
             if out:
                 return out
         return b""
