@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import warnings
 
 import numpy as np
@@ -155,3 +156,28 @@ def tumble_root():
     from cli_run import ROOT
 
     return ROOT
+
+
+def test_a_fitted_body_at_inertia_scale_1e_300_prints_the_drifts_of_scale_1(tmp_path):
+    """The trial's case: ``--inertia-scale 1e-300`` printed a |L| drift of 0.000e+00 where scale 1
+    printed 1.784e-01 for the same rates (a drag torque drains L; the norm's squares underflowed)."""
+    from tumble.throws import synthetic as syn
+
+    rng = np.random.default_rng(7)
+    truth = syn.Truth.rotated(2.0)
+    t, w, _ = syn.make_recording(truth, syn.throw_mix(truth, 4, rng), rng, (0.6, 1.0))
+    folder = syn.write_phyphox(tmp_path / "throws", t, w)
+    printed = {}
+    for scale in ("1", "1e-300"):
+        fit = run_measured("fit", folder, "--inertia-scale", scale, "--out", tmp_path / f"fit{scale}.toml",
+                           deadline_s=120)
+        assert fit.returncode == 0, fit.stderr
+        run = run_measured("simulate", tmp_path / f"fit{scale}.toml", "--out", tmp_path / f"run{scale}.csv",
+                           deadline_s=120)
+        assert run.returncode == 0 and "Warning" not in run.stderr, run.stderr
+        printed[scale] = {m.group(1): float(m.group(2)) for m in
+                          re.finditer(r"^\| (max relative .+ drift) \| ([-+0-9.e]+) \|$", run.stdout, re.M)}
+        assert len(printed[scale]) == 3, run.stdout
+    assert printed["1"]["max relative |L| drift"] > 1e-3  # the drag drains L: a drift worth printing
+    for key, value in printed["1"].items():
+        assert printed["1e-300"][key] == pytest.approx(value, rel=1e-6), key
