@@ -326,9 +326,22 @@ COMMANDS = {
 COMMANDS.update(THROW_COMMANDS)
 
 
+def signed_values(argv: list[str]) -> list[str]:
+    """``--flag -1:1`` as ``--flag=-1:1``: argparse takes a word that begins with '-' for a flag
+    unless it is a plain negative number, so a window or a point that starts negative would
+    meet "expected one argument" instead of the flag's own rule."""
+    out = list(argv)
+    for k in range(len(out) - 1):
+        flag, value = out[k], out[k + 1]
+        if flag is not None and value is not None and flag.startswith("--") and "=" not in flag and len(flag) > 2 and value[:1] == "-" \
+                and value[1:2] in tuple("0123456789."):
+            out[k], out[k + 1] = f"{flag}={value}", None
+    return [a for a in out if a is not None]
+
+
 def main(argv=None) -> int:
     """Entry point of ``tumble`` and ``python -m tumble``; returns the exit status."""
-    argv = sys.argv[1:] if argv is None else list(argv)
+    argv = signed_values(sys.argv[1:] if argv is None else list(argv))
     from ..physics.errors import DivergenceError, ParameterError, shorten
 
     try:

@@ -37,7 +37,8 @@ def add_live_parsers(sub, commands: dict) -> None:
                                                "access on 127.0.0.1, in real time")
     rp.add_argument("recordings", nargs="+", metavar="RECORDING", help="phyphox folders or zips, or CSV files")
     rp.add_argument("--port", type=whole("--port", 0, 65535), default=8080, help="port (default 8080; 0: any free)")
-    rp.add_argument("--speed", type=positive("--speed"), default=1.0, metavar="X", help="playback speed (default 1)")
+    rp.add_argument("--speed", type=positive("--speed"), default=1.0, metavar="X",
+                    help="playback speed (default 1, at most 1000)")
     rp.add_argument("--loop", action="store_true", help="play the recordings over and over")
     rp.add_argument("--jitter", type=nonnegative("--jitter"), default=0.0, metavar="S",
                     help="move each stamp by this much (s, standard deviation), keeping their order")
@@ -57,10 +58,13 @@ def add_live_parsers(sub, commands: dict) -> None:
 
 
 def _stop_flag():
-    """(should_stop, stop, restore): SIGINT and SIGTERM set the flag instead of raising."""
+    """(should_stop, stop, restore): SIGINT and SIGTERM set the flag instead of raising; a
+    second one raises KeyboardInterrupt (the session's files are closed on the way out)."""
     state = {"stop": False, "signal": None}
 
     def handler(signum, _frame):
+        if state["stop"]:  # a second one: the user will not wait for the final fit either
+            raise KeyboardInterrupt
         state["stop"], state["signal"] = True, signum
 
     old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -79,6 +83,8 @@ def _line(event: dict) -> str:
         return f"reconnecting: {event['error']}"
     if kind == "cleared":
         return f"the phone's time restarted: segment {event['segment']}"
+    if kind == "stopped":
+        return f"stopped: {event['reason']}"
     if kind == "flight":
         ratios = ", ".join(f"{x:.4f}" for x in event["ratios"]) if event["ratios"] else "-"
         flips = " ".join(f"{name} {'-' if event[key] is None else format(event[key], '.3f') + ' s'}" for name, key in
@@ -142,15 +148,15 @@ def cmd_live(args) -> int:
 def _fault(text: str):
     from ..physics.errors import ParameterError
 
+    from ..scenario.document import plain_number
+
+    rule = f"be KIND@T or KIND@T:S with KIND one of {', '.join(FAULTS)} (outage and sleep take S > 0)"
     kind, _, rest = text.partition("@")
     at, _, seconds = rest.partition(":")
-    try:
-        at_s, dur = float(at), float(seconds or 0.0)
-    except ValueError:
-        at_s = dur = float("nan")
+    at_s = plain_number(at, "--fault", rule)  # the one number rule: no '_', no other script's digits
+    dur = plain_number(seconds, "--fault", rule) if seconds else 0.0
     if kind not in FAULTS or not (0 <= at_s < 1e6) or not (0 <= dur < 1e6) or (kind in ("outage", "sleep") and dur <= 0):
-        raise ParameterError("--fault", text, f"be KIND@T or KIND@T:S with KIND one of {', '.join(FAULTS)} "
-                                              "(outage and sleep take S > 0)")
+        raise ParameterError("--fault", text, rule)
     return kind, at_s, dur
 
 

@@ -79,9 +79,15 @@ def potential_energy(body: Body, gravity: np.ndarray, c: np.ndarray) -> np.ndarr
 def relative_drift(x: np.ndarray) -> np.ndarray:
     """(x - x0) / |x0| along the first axis, absolute where x0 is zero.
 
-    Vector quantities use the norm of the difference over the norm of x0.
+    Vector quantities use the norm of the difference over the norm of x0. The series is first
+    divided by its largest magnitude (the ratio does not change): a body's momentum of 1e-300
+    or 1e300 would otherwise underflow to a drift of 0 or overflow to NaN in the norms' squares.
     """
     x = np.asarray(x, dtype=float)
+    finite = np.abs(x[np.isfinite(x)])
+    top = float(finite.max()) if finite.size else 0.0
+    if 0.0 < top < np.inf:
+        x = x / top
     d = x - x[0]
     if x.ndim > 1 and x.shape[-1] == 3:
         d = np.linalg.norm(d, axis=-1)
@@ -108,7 +114,10 @@ class Diagnostics:
 
     @property
     def L_norm_drift(self) -> np.ndarray:
-        n = np.linalg.norm(self.L, axis=-1)
+        L = np.asarray(self.L, dtype=float)
+        finite = np.abs(L[np.isfinite(L)])
+        top = float(finite.max()) if finite.size else 0.0
+        n = np.linalg.norm(L / top if 0.0 < top < np.inf else L, axis=-1)  # no square under- or overflows
         return relative_drift(n)
 
     @property
@@ -140,10 +149,16 @@ def intermediate_peak_share(body: Body, w: np.ndarray) -> np.ndarray:
     intermediate moment.
     """
     moments, axes = body.principal()
-    i1, i2, i3 = moments
     if not has_intermediate_axis(moments):
         return np.full(np.shape(w)[:-1], np.nan)
-    m = (np.asarray(w, dtype=float) @ axes) * moments
+    # the share is a ratio of squares: moments over the largest and each omega over its largest
+    # component leave it as it is and keep the squares finite for a body of any scale
+    moments = moments / moments[-1]
+    i1, i2, i3 = moments
+    wp = np.asarray(w, dtype=float) @ axes
+    top = np.max(np.abs(wp), axis=-1, keepdims=True)
+    wp = wp / np.where((top > 0) & np.isfinite(top), top, 1.0)
+    m = wp * moments
     L2 = np.sum(m * m, axis=-1)
     twoE = np.sum(m * m / moments, axis=-1)
     major = L2 > twoE * i2

@@ -114,6 +114,8 @@ def load_mesh(path, unit: str = "m") -> MeshGeometry:
             raise ParameterError("mesh", str(path), f"be a mesh file, not a directory ({p.resolve()} is a directory)")
         if p.suffix.lower() not in MESH_SUFFIXES:
             raise ParameterError("mesh", str(path), "be an STL, OBJ or PLY file (.stl, .obj, .ply)")
+        if p.exists() and not p.is_file():  # a FIFO or a device: there is something, but no file
+            raise ParameterError("mesh", str(path), f"be a regular file ({p.resolve()} is a pipe, socket or device)")
         if not p.is_file():
             raise ParameterError("mesh", str(path), f"be an existing file (nothing at {p.resolve()})")
         st = p.stat()

@@ -185,6 +185,24 @@ def axis_labels(moments) -> tuple:
     return ("minor: stable", "intermediate: unstable", "major: stable")
 
 
+def _executor_part(executor, part, size: int) -> np.ndarray:
+    """One chunk's wander angles as an executor's map returned them, checked: ``size`` finite
+    angles from 0 to pi (rad); else :class:`ParameterError` naming the executor."""
+    rule = (f"return from map, for each chunk of directions, its wander angles (one finite angle from 0 to pi "
+            f"rad per direction, {size} here)")
+    if part is None:
+        raise ParameterError("executor", executor, rule + "; it returned fewer results than chunks")
+    try:
+        values = np.asarray(part, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise ParameterError("executor", executor, rule + f"; it returned a {type(part).__name__}") from None
+    if values.shape != (size,):
+        raise ParameterError("executor", executor, rule + f"; it returned an array of shape {values.shape}")
+    if not np.all(np.isfinite(values)) or values.min() < 0 or values.max() > math.pi + 1e-9:
+        raise ParameterError("executor", executor, rule + "; it returned NaN, infinite or out-of-range angles")
+    return values
+
+
 def stability_map(
     body: Body,
     omega_norm: float,
@@ -268,7 +286,12 @@ def stability_map(
         parts, done = [], 0
         jobs = executor.map(_wander, *zip(*[(body, omega_norm, directions[chunk], duration, dt, integrator, plan)
                                              for chunk in chunks]))
-        for chunk, part in zip(chunks, jobs):
+        try:
+            jobs = iter(jobs)
+        except TypeError:
+            raise ParameterError("executor", executor, "return an iterable of results from map") from None
+        for chunk in chunks:
+            part = _executor_part(executor, next(jobs, None), len(chunk))
             parts.append(part)
             done += len(chunk)
             if progress is not None:

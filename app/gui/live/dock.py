@@ -37,14 +37,15 @@ from ..common.theme import ERROR_TEXT, MUTED_TEXT
 POLL_MS = 150
 #: seconds of the current segment the live strip shows
 STRIP_S = 10.0
-#: how long closing waits for the session's thread (s): its last poll times out within 1 s,
-#: then the full fit of every flight runs
-JOIN_S = 15.0
+#: how long closing waits for the session's thread (s): closing abandons the session (no final
+#: fit), and a request under way gives up within the client's stop slice, whatever the phone does
+JOIN_S = 1.0
 #: the settings key of the last URL, and the example shown while there is none
 URL_KEY = "live/url"
 URL_EXAMPLE = "http://192.168.1.23:8080"
 STATES = {"connecting": "connecting", "connected": "connected", "reconnecting": "reconnecting",
-          "cleared": "connected (the phone's time restarted)"}
+          "cleared": "connected (the phone's time restarted)", "stopped": "stopped", "ended": "disconnected",
+          "failed": "failed"}
 
 
 class PhoneDock(QDockWidget):
@@ -157,8 +158,8 @@ class PhoneDock(QDockWidget):
         self.session.show_in_air = True
         self.stop_event.clear()
         self.shown_events = 0
-        self.thread = threading.Thread(target=self.session.run, args=(self.stop_event.is_set,), name="tumble-live",
-                                       daemon=True)
+        self.thread = threading.Thread(target=_run_quietly, args=(self.session, self.stop_event.is_set),
+                                       name="tumble-live", daemon=True)
         self.thread.start()
         self.connect_button.setText("Disconnect")
         self.url_edit.setEnabled(False)
@@ -175,8 +176,9 @@ class PhoneDock(QDockWidget):
         self._say("disconnecting: fitting every flight…", MUTED_TEXT)
 
     def stop_and_join(self, timeout: float = JOIN_S) -> None:
-        """Stop the session's thread and wait for it (closing the window)."""
+        """Abandon the session (no final fit) and wait for its thread (closing the window)."""
         if self.thread is not None:
+            self.session.abandon()
             self.stop_event.set()
             self.thread.join(timeout)
         self.timer.stop()
@@ -211,7 +213,12 @@ class PhoneDock(QDockWidget):
         self.connect_button.setEnabled(True)
         self.url_edit.setEnabled(True)
         samples = self.session.stream.samples if self.session is not None else 0
-        self._say(f"disconnected: {samples} samples, {self.shown_events} flights kept", MUTED_TEXT)
+        event = (self.session.last_event or {}) if self.session is not None else {}
+        state = self.session.state if self.session is not None else "ended"
+        why = {"failed": f"failed ({event.get('error', '')})", "stopped": f"stopped ({event.get('reason', '')})"}
+        text = f"{why.get(state, 'disconnected')}: {samples} samples, {self.shown_events} flights kept"
+        self._say(text, ERROR_TEXT if state == "failed" else MUTED_TEXT)
+        self.window_.statusBar().showMessage(f"phone: {text}")  # the thread's state, not the last poll's
         self.disconnected.emit()
 
     def _status(self, snap) -> None:
@@ -305,6 +312,15 @@ class PhoneDock(QDockWidget):
             return None
         f = self.result.flights[index]
         return open_replay(self.session.recordings()[f.rec_index], self.result, index)
+
+
+def _run_quietly(session: LiveSession, should_stop) -> None:
+    """The session's thread: an error nothing foresaw ends it with the state ``failed`` (the
+    dock shows it) instead of a traceback on stderr."""
+    try:
+        session.run(should_stop)
+    except Exception:  # noqa: BLE001 - the session recorded it as its last event
+        pass
 
 
 def _fmt(x) -> str:

@@ -59,11 +59,13 @@ def find_flights(recordings, windows=None, drag_model="quadratic", smoothed=None
     ``smoothed``: the recordings' :func:`derivatives`, if already known."""
     check_windows(recordings, windows)
     smoothed = derivatives(recordings) if smoothed is None else smoothed
-    prepared = []
+    prepared, steady_s = [], 0.0
     for rec, (smooth, dw) in zip(recordings, smoothed):
         fast = fl.usable_rate(rec.w)
         unknown = fl.affected_by_clipping(rec.t, rec.saturated)
-        usable = fast & ~unknown & fl.smooth_samples(rec.w, smooth)
+        steady = fl.steady_spin(rec.t, rec.w, rec.segment)
+        steady_s += float(np.sum(np.diff(rec.t)[steady[1:]])) if len(rec.t) > 1 else 0.0
+        usable = fast & ~unknown & ~steady & fl.smooth_samples(rec.w, smooth)
         if windows is not None:
             inside = np.zeros(len(rec.t), dtype=bool)
             for lo, hi in windows:
@@ -76,8 +78,11 @@ def find_flights(recordings, windows=None, drag_model="quadratic", smoothed=None
     dw_all = np.concatenate([p[0] for p in prepared])
     usable_all = np.concatenate([p[1] for p in prepared])
     names = ", ".join(r.name for r in recordings)
+    spin = (f"; its {steady_s:.0f} s of steady spin (a turntable, a chair) last longer than any throw"
+            if steady_s > 0 else "")
     no_flight = ParameterError("recording", names, f"hold a free flight (a spin above {fl.MIN_RATE:g} rad/s "
-                               f"lasting {fl.MIN_FLIGHT_S:g} s that obeys Euler's equations)")
+                               f"lasting {fl.MIN_FLIGHT_S:g} to {fl.MAX_FLIGHT_S:g} s that obeys Euler's equations)"
+                               + spin)
     model = "quadratic" if drag_model == "none" else drag_model
     guess = fl.bootstrap_inertia(t_all, w_all, dw_all, usable_all, model)
     if guess is None:
@@ -182,7 +187,10 @@ def refit_start(rec, f, w0, inertia, drag_model, drag):
     def residuals(w_start):
         return (_flight_model(rec, f, w_start, inertia, drag_model, drag) - measured)[used].ravel()
 
-    return least_squares(residuals, np.asarray(w0, dtype=float), method="lm", xtol=1e-10, ftol=1e-10).x
+    w0 = np.asarray(w0, dtype=float)
+    if not np.all(np.isfinite(w0)):  # a start integrated through a body that blew up: the measured rate
+        w0 = start_rate(rec, f.i0, f.i1)
+    return least_squares(residuals, w0, method="lm", xtol=1e-10, ftol=1e-10).x
 
 
 def settle_edges(recordings, flights, w0s, inertia, drag_model, drag, windows, cancel, anchors=None):

@@ -39,6 +39,10 @@ FLAT_TOLERANCE = 0.01
 USER_EXCLUDED = "excluded by the user"
 #: a flip time is found on the fitted curve sampled this finely (s)
 FLIP_SAMPLING_S = 1e-3
+#: most flights one fit takes: its cost grows with them (tumble fit-bench: 100 flights of 1 s in
+#: 13.8 s on a 2-core machine), and a flight lasts at most flights.MAX_FLIGHT_S, so this also
+#: bounds the samples fitted. Checked once the flights are found, before any fitting
+MAX_FIT_FLIGHTS = 1000
 
 
 @dataclass
@@ -279,6 +283,10 @@ def fit_recordings(recordings: list[Recording], windows=None, drag_model: str = 
     say(0.0, "finding the flights")
     smoothed = derivatives(recordings)
     flights, inertia, drag = find_flights(recordings, windows, drag_model, smoothed)
+    if len(flights) > MAX_FIT_FLIGHTS:  # the fit's cost, sized before any of its work
+        raise ParameterError("recordings", f"{len(flights):,} flights",
+                             f"hold at most {MAX_FIT_FLIGHTS:,} flights for one fit (fit them in parts, or name "
+                             "windows with --flights)")
     if axes_mode == "fit":
         return fit_flights(recordings, flights, inertia, drag, drag_model, axes_mode, windows, say, cancel, exclude,
                            began, include, [dw for _, dw in smoothed])

@@ -18,7 +18,10 @@ their edges to where the integrated fit stops matching the measured rates.
 What a flight never holds: a sample slower than MIN_RATE (a still phone reads exactly 0.000,
 a hand's wobble well below the floor), a clipped sample at either edge, a catch (its residual
 is high; a gap of clipped samples is bridged only where the body momentum |J w| agrees on its
-two sides, which a catch changes), or a pause (runs end at a segment's edge).
+two sides, which a catch changes), a pause (runs end at a segment's edge), or a steady spin:
+a phone on a turntable, an office chair or a drill spins about one axis at a steady rate for
+longer than any throw lasts, and obeys Euler's equations all the while (:func:`steady_spin`);
+no flight lasts longer than MAX_FLIGHT_S either.
 """
 
 from __future__ import annotations
@@ -41,6 +44,18 @@ BOOTSTRAP_RESIDUAL = 0.15
 MIN_RATE = 3.0
 #: shortest flight kept (s); real ones last 0.4 to 1.2 s
 MIN_FLIGHT_S = 0.25
+#: longest flight (s): a throw that stays up 4 s rises 20 m
+MAX_FLIGHT_S = 4.0
+#: a steady spin: fast samples whose speed |w| (averaged over STEADY_SMOOTH samples against
+#: the gyroscope's noise) stays within STEADY_SPREAD of its mean in every STEADY_BLOCK_S for
+#: STEADY_MIN_S or longer. A throw's free flight is steady at most as long as it lasts (about
+#: 1 s; 1-2 blocks), and the hand's ramp and the catch around it are not; a turntable at
+#: 4.7 rad/s with a phone's noise (0.02 rad/s) varies by under 2% a block, a chair slowing by
+#: friction (about 0.2 rad/s^2) by about 4%
+STEADY_MIN_S = MAX_FLIGHT_S
+STEADY_BLOCK_S = 1.0
+STEADY_SPREAD = 0.1
+STEADY_SMOOTH = 5
 #: the differentiator's window (s): a cubic fitted over about this span
 DERIVATIVE_WINDOW_S = 0.06
 #: fewest and most samples in the differentiator's window (odd): stamps microseconds apart
@@ -293,6 +308,49 @@ def usable_rate(w) -> np.ndarray:
     return np.linalg.norm(np.asarray(w), axis=1) >= MIN_RATE
 
 
+def steady_spin(t, w, segment=None) -> np.ndarray:
+    """Samples of a steady spin (see :data:`STEADY_MIN_S`): never a flight, whatever their
+    torque residual. Linear in the samples (blocks are reduced with numpy, not looped over)."""
+    t = np.asarray(t, dtype=float)
+    w = np.asarray(w, dtype=float)
+    n = len(t)
+    out = np.zeros(n, dtype=bool)
+    if n < 2 or t[-1] - t[0] < STEADY_MIN_S:
+        return out
+    speed = np.linalg.norm(w, axis=1)
+    fast = speed >= MIN_RATE
+    kernel = np.ones(STEADY_SMOOTH) / STEADY_SMOOTH
+    smooth = np.convolve(speed, kernel, mode="same") if n >= STEADY_SMOOTH else speed
+    steps = np.diff(t)
+    cut = steps > max(GAP_SPACINGS * float(np.median(steps)), GAP_MIN_S)
+    if segment is not None:
+        segment = np.asarray(segment)
+        cut |= segment[1:] != segment[:-1]
+    begins = fast & np.concatenate(([True], cut | ~fast[:-1]))
+    ends = fast & np.concatenate((cut | ~fast[1:], [True]))
+    starts, stops = np.flatnonzero(begins), np.flatnonzero(ends) + 1
+    long_runs = (t[stops - 1] - t[starts]) >= STEADY_MIN_S
+    for a, b in zip(starts[long_runs].tolist(), stops[long_runs].tolist()):
+        tr, sr = t[a:b], smooth[a:b]
+        first = np.unique(np.searchsorted(tr, tr[0] + STEADY_BLOCK_S * np.arange(int((tr[-1] - tr[0]) // STEADY_BLOCK_S)
+                                                                                   + 1)))
+        first = first[first < len(tr)]
+        top, low = np.maximum.reduceat(sr, first), np.minimum.reduceat(sr, first)
+        counts = np.diff(np.concatenate((first, [len(tr)])))
+        mean = np.add.reduceat(sr, first) / counts
+        steady = (top - low) <= STEADY_SPREAD * mean
+        # runs of steady blocks lasting STEADY_MIN_S or more
+        edges = np.diff(np.concatenate(([0], steady.astype(np.int8), [0])))
+        for p, q in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)):
+            lo, hi = int(first[p]), int(first[q]) if q < len(first) else len(tr)
+            if tr[hi - 1] - tr[lo] >= STEADY_MIN_S - STEADY_BLOCK_S:  # a partial block may begin or end it
+                # ...and the blocks on either side (a partial block at the run's end) go with it
+                lo = int(np.searchsorted(tr, tr[lo] - STEADY_BLOCK_S))
+                hi = int(np.searchsorted(tr, tr[hi - 1] + STEADY_BLOCK_S, side="right"))
+                out[a + lo:a + hi] = True
+    return out
+
+
 def free_runs(t, free, unknown, segment, min_s: float = MIN_FLIGHT_S, momentum=None) -> list[tuple[int, int]]:
     """(i0, i1) runs of free samples within one segment lasting ``min_s`` or more, bridging
     gaps of only unknown samples up to BRIDGE_S long; with ``momentum`` (|J w| per sample)
@@ -332,14 +390,19 @@ def detect(rec: Recording, rec_index: int, dw, inertia, drag_model, coefficients
     r = np.full(len(rec.t), np.inf)
     r[fast] = torque_residual(rec.w[fast], dw[fast], inertia, drag_model, coefficients)
     unknown = affected_by_clipping(rec.t, rec.saturated) & fast
-    free = fast & ~unknown & (r < threshold)
+    free = fast & ~unknown & (r < threshold) & ~steady_spin(rec.t, rec.w, rec.segment)
     momentum = np.linalg.norm(rec.w @ np.asarray(inertia, dtype=float).T, axis=1)
+
+    def throws(runs):  # no throw stays up longer than MAX_FLIGHT_S
+        return [(a, b) for a, b in runs if rec.t[b - 1] - rec.t[a] <= MAX_FLIGHT_S]
+
     if windows is None:
-        return [Flight(rec_index, a, b) for a, b in free_runs(rec.t, free, unknown, rec.segment, min_s, momentum)]
+        return [Flight(rec_index, a, b)
+                for a, b in throws(free_runs(rec.t, free, unknown, rec.segment, min_s, momentum))]
     flights = []
     for lo, hi in windows:
         inside = (rec.t >= lo) & (rec.t <= hi)
-        runs = free_runs(rec.t, free & inside, unknown & inside, rec.segment, min_s, momentum)
+        runs = throws(free_runs(rec.t, free & inside, unknown & inside, rec.segment, min_s, momentum))
         if runs:
             a, b = max(runs, key=lambda ab: rec.t[ab[1] - 1] - rec.t[ab[0]])
             flights.append(Flight(rec_index, a, b))

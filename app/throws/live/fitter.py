@@ -33,6 +33,20 @@ PAD_AFTER_S = 0.3
 MIN_FLIGHTS_FOR_DRAG = 3
 #: a throw in the air is looked for in this much (s) of the newest samples
 IN_AIR_WINDOW_S = 1.5
+#: before the first fit, flights are looked for in at most this many of each segment's newest
+#: samples (10 minutes at 100 Hz): the search's cost does not grow with the session
+FIRST_SEARCH_SAMPLES = 60_000
+
+
+def _steady_lately(t, w) -> bool:
+    """The last two STEADY_BLOCK_S of samples all fast and steady (see flights.steady_spin):
+    an episode that goes on so is held back until it is known whether it is a steady spin."""
+    lo = int(np.searchsorted(t, t[-1] - 2 * fl.STEADY_BLOCK_S))
+    speed = np.linalg.norm(w[lo:], axis=1)
+    if len(speed) < 2 * fl.STEADY_SMOOTH or speed.min() < fl.MIN_RATE:
+        return False
+    smooth = np.convolve(speed, np.ones(fl.STEADY_SMOOTH) / fl.STEADY_SMOOTH, mode="valid")
+    return float(smooth.max() - smooth.min()) <= fl.STEADY_SPREAD * float(smooth.mean())
 
 
 def fixed_body(path) -> FittedBody:
@@ -104,15 +118,31 @@ class LiveFitter:
             a, b = int(group[0]), int(group[-1])
             lo = int(np.searchsorted(t, t[a] - PAD_BEFORE_S))
             if t[-1] - t[b] >= QUIET_S or seg.closed:
+                if self._steady_spin(seg, a, b + 1):  # a turntable that stopped: nothing to search
+                    self.settled[k] = max(self.settled[k], b + 1)
+                    continue
                 hi = int(np.searchsorted(t, t[b] + PAD_AFTER_S, side="right"))
                 out.append((lo, hi, b + 1))
             elif t[-1] - t[a] > MAX_EPISODE_S:
+                if self._steady_spin(seg, a, seg.n):  # spinning steadily on: never a flight
+                    self.settled[k] = max(self.settled[k], seg.n - 1)
+                    break
+                if _steady_lately(t, w):  # perhaps the start of one: wait until that is known
+                    break
                 hi = int(np.searchsorted(t, t[-1] - HOLD_S))
                 out.append((lo, hi, None))
                 break
             else:
                 break
         return out
+
+    @staticmethod
+    def _steady_spin(seg, a: int, b: int) -> bool:
+        """Whether samples a..b-1 of a segment belong to a steady spin, judged with the
+        samples up to a steady spin's length before them (the search settles a long spin
+        a little at a time)."""
+        ext = int(np.searchsorted(seg.t, seg.t[a] - fl.STEADY_MIN_S - fl.STEADY_BLOCK_S))
+        return bool(fl.steady_spin(seg.t[ext:b], seg.w[ext:b])[a - ext:].any())
 
     def _candidates(self, k: int, lo: int, hi: int, first_found) -> list[fl.Flight]:
         """Flights of samples lo..hi of segment ``k``: with the body found so far, or (before
@@ -133,12 +163,16 @@ class LiveFitter:
         ``tumble fit`` finds them (the rates alone, all recordings together)."""
         recordings = self.recordings()
         enough = [k for k, r in enumerate(recordings) if len(r.t) > 4 * fl.DERIVATIVE_MIN_SAMPLES]
+        first = {k: max(0, len(recordings[k].t) - FIRST_SEARCH_SAMPLES) for k in enough}
+        recent = [Recording(r.name, r.t[first[k]:], r.w[first[k]:], r.segment[first[k]:], r.saturated[first[k]:])
+                  for k, r in ((k, recordings[k]) for k in enough)]
         try:
-            found, inertia, drag = find_flights([recordings[k] for k in enough], None, self.drag_model)
+            found, inertia, drag = find_flights(recent, None, self.drag_model)
         except (ParameterError, ValueError):
             return []
         self._guess = (inertia, drag)
-        return [fl.Flight(enough[f.recording], f.i0, f.i1) for f in found]
+        return [fl.Flight(enough[f.recording], first[enough[f.recording]] + f.i0, first[enough[f.recording]] + f.i1)
+                for f in found]
 
     def _known(self, k: int, i0: int, i1: int, flights) -> bool:
         return any(g.recording == k and i0 < g.i1 and g.i0 < i1 for g in flights)

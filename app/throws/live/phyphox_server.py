@@ -13,7 +13,9 @@ What phyphox's own server (``RemoteServer.java`` of phyphox-android) does, and t
 - ``GET /control?cmd=start|stop|clear`` answers ``{"result": true|false}``;
 - one request at a time, no keep-alive (HTTP/1.0, the connection closes after each answer).
 
-The playback runs on the wall clock times ``speed``; the recordings play one after another
+The playback runs on the wall clock times ``speed`` (at most MAX_SPEED; the buffers hold the
+newest MAX_BUFFER_SAMPLES samples, so answers stay bounded however long a loop plays); the
+recordings play one after another
 (0.5 s apart) and, with ``loop``, over again. Faults for tests and demos (thread-safe, or
 scheduled at playback times from the command line): an outage (requests hang, the phone
 goes on measuring), a sleep (requests hang and nothing is measured), dropped connections,
@@ -33,6 +35,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 import numpy as np
 
+from ...physics.errors import ParameterError
+
 HOST = "127.0.0.1"
 #: the gap (s) between two recordings played one after the other, and between laps
 RECORDING_GAP_S = 0.5
@@ -42,6 +46,13 @@ HANG_SLICE_S = 0.05
 HUGE_BYTES = 100 * 1024 * 1024
 #: bytes written per chunk of an oversized or garbage answer
 CHUNK_BYTES = 64 * 1024
+#: the fastest playback: 1000x plays an hour of a 100 Hz recording in 3.6 s (faster, a loop
+#: played laps by the million; the buffers are bounded below anyway)
+MAX_SPEED = 1000.0
+#: the buffers hold at most this many of the newest samples (five minutes of a 400 Hz
+#: gyroscope, the backlog the live client asks for on first contact), so no answer, nor the
+#: work of one, grows with the laps played
+MAX_BUFFER_SAMPLES = 120_000
 GYRO_BUFFERS = ("gyr_time", "gyrX", "gyrY", "gyrZ", "gyr")
 TITLE = "Gyroscope (rotation rate)"
 
@@ -66,6 +77,13 @@ def nudged_threshold(value: float) -> float:
     if value == 0:
         return 0.0
     return value + 10.0 ** math.floor(math.log10(value / 1e7))
+
+
+def check_speed(speed) -> float:
+    """``speed`` if it is a number above 0 and at most MAX_SPEED; else ParameterError."""
+    if isinstance(speed, bool) or not (isinstance(speed, (int, float)) and 0 < speed <= MAX_SPEED):
+        raise ParameterError("--speed", speed, f"be a number above 0 and at most {MAX_SPEED:g}")
+    return float(speed)
 
 
 class Timeline:
@@ -114,6 +132,7 @@ class PhyphoxReplay:
 
     def __init__(self, pieces, *, speed: float = 1.0, loop: bool = False, jitter_s: float = 0.0,
                  batch_s: float = 0.0, port: int = 0, seed: int = 0, title: str = TITLE):
+        check_speed(speed)
         self.timeline = Timeline(pieces, jitter_s, seed)
         self.speed, self.loop, self.batch_s, self.title = float(speed), bool(loop), float(batch_s), title
         self._lock = threading.Lock()
@@ -328,8 +347,10 @@ class PhyphoxReplay:
             return True
 
     def _visible(self, now):
-        """(global indices, phone times, rates) of the samples in the buffers now."""
-        g = np.arange(self._first, self._played(now))
+        """(global indices, phone times, rates) of the samples in the buffers now (the newest
+        MAX_BUFFER_SAMPLES of them)."""
+        played = self._played(now)
+        g = np.arange(max(self._first, played - MAX_BUFFER_SAMPLES), played)
         for a, b in self._skipped:
             g = g[(g < a) | (g >= b)]
         i = g % len(self.timeline)
@@ -492,5 +513,6 @@ def replay_recordings(paths, **options) -> PhyphoxReplay:
     """A :class:`PhyphoxReplay` of the recordings at ``paths`` (any format ``tumble fit`` reads)."""
     from ..recordings.reader import read_recording
 
+    check_speed(options.get("speed", 1.0))  # before any recording is read
     recs = [read_recording(p) for p in paths]
     return PhyphoxReplay([(r.t, r.w) for r in recs], **options)

@@ -15,6 +15,7 @@ so the first poll does not wait for them.
 
 from __future__ import annotations
 
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -25,12 +26,19 @@ import numpy as np
 from ...physics.errors import ParameterError
 from .client import PhoneStream
 from .demo import is_demo, start_demo
+from ..recordings.limits import MAX_BYTES, MAX_ROWS
 from ..recordings.reader import Recording, saturated_samples
 
 #: the search thread looks for flights this often (s)
 PROCESS_EVERY_S = 0.1
 CSV_HEADER = '"Time (s)","Gyroscope x (rad/s)","Gyroscope y (rad/s)","Gyroscope z (rad/s)","Absolute (rad/s)"\n'
 FIT_NAME = "fit.toml"
+#: a segment's CSV file goes on in a new part before it would hold more rows or bytes than
+#: ``tumble fit`` reads of one recording (a tenth of the bytes kept spare)
+PART_ROWS = MAX_ROWS
+PART_BYTES = MAX_BYTES - MAX_BYTES // 10
+#: how long an abandoned session (the window closing) waits for a search under way (s)
+ABANDON_JOIN_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -84,32 +92,63 @@ class Segment:
 
 
 class SegmentCsv:
-    """Every received sample written as it arrives: one phyphox-layout CSV per segment in a folder."""
+    """Every received sample written as it arrives: one phyphox-layout CSV per segment in a
+    folder, going on in a new part file (``segment-003-part-2.csv``) before one would hold
+    more than PART_ROWS rows or PART_BYTES bytes, so that ``tumble fit`` reads every file."""
 
-    def __init__(self, folder):
+    def __init__(self, folder, part_rows: int = PART_ROWS, part_bytes: int = PART_BYTES):
         self.folder = Path(folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
+        try:  # a folder no file can be made in (/proc, a read-only mount) is refused now, not at the first sample
+            self.folder.mkdir(parents=True, exist_ok=True)
+            tempfile.NamedTemporaryFile(dir=self.folder, prefix=".tumble-probe-").close()
+        except OSError as err:
+            raise ParameterError("--out", str(folder), f"be a folder files can be written in ({err.strerror or err})") \
+                from None
         taken = sorted(self.folder.glob("segment-*.csv"))
         if taken:
             raise ParameterError("--out", str(folder), f"not already hold a live session ({taken[0].name})")
-        self._files: dict[int, object] = {}
+        self.part_rows, self.part_bytes = part_rows, part_bytes
+        self._files: dict[int, list] = {}   # segment -> [file, part, rows, bytes]
 
-    def path(self, segment: int) -> Path:
-        return self.folder / f"segment-{segment:03d}.csv"
+    def path(self, segment: int, part: int = 1) -> Path:
+        return self.folder / (f"segment-{segment:03d}.csv" if part == 1 else f"segment-{segment:03d}-part-{part}.csv")
+
+    def paths(self) -> list[Path]:
+        """Every file written so far."""
+        return sorted(self.folder.glob("segment-*.csv"))
+
+    def _open(self, segment: int, part: int) -> list:
+        fh = open(self.path(segment, part), "w", encoding="utf-8", newline="")
+        fh.write(CSV_HEADER)
+        return [fh, part, 0, len(CSV_HEADER)]
 
     def write(self, segment: int, t, w) -> None:
-        fh = self._files.get(segment)
-        if fh is None:
-            fh = self._files[segment] = open(self.path(segment), "w", encoding="utf-8", newline="")
-            fh.write(CSV_HEADER)
         absolute = np.linalg.norm(w, axis=1)
-        fh.write("".join(f"{ti!r},{x!r},{y!r},{z!r},{a!r}\n"
-                         for ti, (x, y, z), a in zip(t.tolist(), w.tolist(), absolute.tolist())))
-        fh.flush()  # one write per poll (about every 0.1 s): a crash, even during a fit, loses nothing received
+        lines = [f"{ti!r},{x!r},{y!r},{z!r},{a!r}\n"
+                 for ti, (x, y, z), a in zip(t.tolist(), w.tolist(), absolute.tolist())]
+        entry = self._files.get(segment)
+        if entry is None:
+            entry = self._files[segment] = self._open(segment, 1)
+        at = 0
+        while at < len(lines):
+            room = self.part_rows - entry[2]
+            take, size = 0, 0
+            while take < min(room, len(lines) - at) and entry[3] + size + len(lines[at + take]) <= self.part_bytes:
+                size += len(lines[at + take])
+                take += 1
+            if take == 0:  # this part is full: the segment goes on in the next one
+                entry[0].close()
+                entry = self._files[segment] = self._open(segment, entry[1] + 1)
+                continue
+            entry[0].write("".join(lines[at:at + take]))
+            entry[2] += take
+            entry[3] += size
+            at += take
+        entry[0].flush()  # one write per poll (about every 0.1 s): a crash, even during a fit, loses nothing received
 
     def close(self) -> None:
-        for fh in self._files.values():
-            fh.close()
+        for entry in self._files.values():
+            entry[0].close()
         self._files.clear()
 
 
@@ -151,6 +190,7 @@ class LiveSession:
         self._choices = None                        # the user's last exclude/include, not yet applied
         self.show_in_air = False                    # look for a throw in the air (the window shows it)
         self.current_throw: dict | None = None      # the throw in the air now (LiveFitter.in_air)
+        self.abandoned = False                      # the window closes: no final fit, no long wait
         self._warming = threading.Thread(target=_warm_up, name="live-warm-up", daemon=True)
         self._warming.start()
 
@@ -217,7 +257,12 @@ class LiveSession:
 
     def finish(self) -> None:
         """Search what came in since the last search, then fit every flight in full (after
-        the stream and the search thread stopped)."""
+        the stream and the search thread stopped); nothing to do without a sample, nor for
+        an abandoned session."""
+        with self.lock:
+            received = any(seg.n for seg in self.segments)
+        if not received or self.abandoned:
+            return
         self._warming.join()
         self.search()
         if self.fitter is not None and self.fitter.result is not None:
@@ -237,22 +282,40 @@ class LiveSession:
     def run(self, should_stop) -> None:
         """Poll until ``should_stop()`` (the search thread looks for flights meanwhile), then
         search what came in since and fit every flight in full; the files are closed on the
-        way out."""
+        way out. An error nothing foresaw leaves the state ``failed`` (with the error as the
+        last event, for the window to show) before it is raised."""
         self._searching.set()
         searcher = threading.Thread(target=self._search_loop, name="tumble-live-search", daemon=True)
         searcher.start()
         try:
-            self.stream.run(should_stop)
+            self.stream.run(lambda: self.abandoned or should_stop())
+            self.finish_after(searcher)
+        except Exception as err:
+            with self.lock:
+                self.state = "failed"
+                self.last_event = {"event": "failed", "error": f"{err.__class__.__name__}: {err}"[:200]}
+            raise
         finally:
             self._searching.clear()
-            searcher.join()
-            try:
-                self.finish()
-            finally:
-                if self.csv is not None:
-                    self.csv.close()
-                if self.demo is not None:
-                    self.demo.stop()
+            if self.csv is not None:
+                self.csv.close()
+            if self.demo is not None:
+                self.demo.stop()
+
+    def finish_after(self, searcher: threading.Thread) -> None:
+        """Stop the search thread and fit every flight in full (an abandoned session waits
+        for a search under way at most ABANDON_JOIN_S, and fits nothing more)."""
+        self._searching.clear()
+        searcher.join(ABANDON_JOIN_S if self.abandoned else None)
+        self.finish()
+        with self.lock:
+            if self.state != "stopped":
+                self.state = "ended"
+
+    def abandon(self) -> None:
+        """Any thread: end the session at once (the window closes): the stream stops within
+        the client's stop slice and no final fit runs."""
+        self.abandoned = True
 
     @property
     def result(self):

@@ -203,6 +203,8 @@ def _lines(texts, where: str):
             continue
         carry = text[cut + 1:] + hold
         lines = text[:cut].split("\n")
+        if number + len(lines) > lim.MAX_LINES + 1:
+            raise lim.refuse(where, f"hold at most {lim.MAX_LINES:,} lines (blank and comment lines too)", "more")
         if max(map(len, lines)) > lim.MAX_LINE_CHARS:
             k = next(i for i, s in enumerate(lines) if len(s) > lim.MAX_LINE_CHARS)
             _too_long(where, number + k, len(lines[k]))
@@ -269,14 +271,16 @@ def read_table(chunks, where: str) -> tuple[np.ndarray, np.ndarray, Table, float
             lines, first, plain = lines[after:], first + after, False
         if table.decimal_comma:
             lines = [s.replace(",", ".") for s in lines]
-        if plain and len(lines) + rows <= lim.MAX_ROWS:
+        if plain and len(lines) + rows > lim.MAX_ROWS:
+            plain = False  # the slow way below counts the rows and refuses past the cap
+        if plain:
             try:  # most chunks: every line a row, straight to numpy
                 keep = range(len(lines))
                 values, ints = _parse_rows(lines, table, where, first, keep)
             except ParameterError:  # a line of spaces, say: the slow way names the right line
                 plain = False
         if not plain:
-            keep = [i for i, s in enumerate(lines) if not _is_comment_or_blank(s)]
+            keep = [i for i, s in enumerate(lines) if s and not s.isspace() and not s.lstrip().startswith("#")]
             if not keep:
                 continue
             if len(keep) + rows > lim.MAX_ROWS:

@@ -9,6 +9,8 @@ quotes the file's content (a description of what was found stands in for it).
 
 from __future__ import annotations
 
+import bz2
+import copy
 import errno
 import lzma
 import os
@@ -28,6 +30,10 @@ from ...scenario.schema import MAX_MAGNITUDE  # noqa: F401
 MAX_BYTES = 256 * 2**20
 #: most rows (samples) of one recording: 5.5 hours at 100 Hz, 1.4 hours at 400 Hz
 MAX_ROWS = 2_000_000
+#: most lines of one recording, blank and comment lines included: twice the rows (a blank
+#: line after every row, as a doubled line end leaves) and a header's worth more. Counted as
+#: the lines are cut, so a file of nothing but line ends is refused after a few MB
+MAX_LINES = 2 * MAX_ROWS + 1000
 #: longest line (characters): a row of a time and a few rates is under 200; a header of many
 #: sensors' columns under 2,000
 MAX_LINE_CHARS = 4096
@@ -51,6 +57,8 @@ MAX_ZIP_RATIO = 100
 MAX_META_BYTES = 2**20
 #: bytes read at a time from a file or a zip member
 CHUNK_BYTES = 4 * 2**20
+#: compressed bytes fed to a zip member's decompressor at a time
+RAW_CHUNK_BYTES = 256 * 2**10
 #: compression methods read: stored, deflate, bzip2, LZMA
 ZIP_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate",
                zipfile.ZIP_BZIP2: "bzip2", zipfile.ZIP_LZMA: "LZMA"}
@@ -93,8 +101,12 @@ def describe_cell(cell: str) -> str:
     return f"text of {len(s)} characters that is not a plain decimal number"
 
 
-def size_words(n: int) -> str:
-    return f"{n / 2**20:,.1f} MB" if n >= 2**20 else f"{n:,} bytes"
+def size_words(n: int, beside: int | None = None) -> str:
+    """``n`` bytes in words; in bytes when it would read the same as the limit ``beside`` it
+    (256 MB and a header's worth more are not "256.0 MB, got 256.0 MB")."""
+    if n >= 2**20 and (beside is None or f"{n / 2**20:,.1f}" != f"{beside / 2**20:,.1f}"):
+        return f"{n / 2**20:,.1f} MB"
+    return f"{n:,} bytes"
 
 
 # ------------------------------------------------------------------ files
@@ -120,7 +132,7 @@ def open_regular(path: Path, where: str, follow: bool = True):
             raise refuse(where, "be a regular file", "a folder" if stat.S_ISDIR(info.st_mode) else
                          "a device, pipe or socket")
         if info.st_size > MAX_BYTES:
-            raise refuse(where, f"be at most {size_words(MAX_BYTES)}", size_words(info.st_size))
+            raise refuse(where, f"be at most {size_words(MAX_BYTES)}", size_words(info.st_size, MAX_BYTES))
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
@@ -192,7 +204,7 @@ def check_member(info: zipfile.ZipInfo, where: str, limit: int) -> None:
         raise refuse(where, "be compressed by " + ", ".join(ZIP_METHODS.values()),
                      f"compression method {info.compress_type}")
     if info.file_size > limit:
-        raise refuse(where, f"hold at most {size_words(limit)}", size_words(info.file_size))
+        raise refuse(where, f"hold at most {size_words(limit)}", size_words(info.file_size, limit))
     if info.file_size > MAX_ZIP_RATIO * max(info.compress_size, 1) + 4096:
         raise refuse(where, f"be compressed at most {MAX_ZIP_RATIO}:1",
                      f"{size_words(info.file_size)} from {size_words(info.compress_size)}")
@@ -201,6 +213,103 @@ def check_member(info: zipfile.ZipInfo, where: str, limit: int) -> None:
 def member_cap(info: zipfile.ZipInfo, limit: int) -> int:
     """Most bytes decompressed from an entry, whatever it turns out to hold."""
     return min(limit, info.file_size, MAX_ZIP_RATIO * max(info.compress_size, 1) + 4096)
+
+
+def _lzma_filters(props: bytes) -> list[dict]:
+    """The raw LZMA1 filter of a zip member's 5 property bytes (lc, lp, pb and the dictionary
+    size, as the LZMA SDK writes them: ``(pb * 5 + lp) * 9 + lc``, then 4 bytes little-endian)."""
+    if len(props) != 5 or props[0] >= 9 * 5 * 5:
+        raise lzma.LZMAError("bad LZMA properties")
+    pb, rest = divmod(props[0], 45)
+    lp, lc = divmod(rest, 9)
+    if int.from_bytes(props[1:], "little") > MAX_BYTES:  # the decoder allocates its dictionary up front
+        raise lzma.LZMAError("an LZMA dictionary larger than any recording read")
+    return [{"id": lzma.FILTER_LZMA1, "lc": lc, "lp": lp, "pb": pb, "dict_size": int.from_bytes(props[1:], "little")}]
+
+
+class BoundedMember:
+    """A zip member's bytes decompressed chunk by chunk, never more than asked for at a time,
+    whatever the method (stored, deflate, bzip2, LZMA) and whatever its header claims.
+
+    zipfile's own reader inflates bzip2 and LZMA members with no output limit: one read of
+    a 905-byte bzip2 bomb grew to 2.24 GB. Here zipfile reads the member's raw bytes (stored),
+    and the decompressors of zlib, bz2 and lzma run with ``max_length``; the CRC is checked
+    at the end."""
+
+    def __init__(self, zf: zipfile.ZipFile, info: zipfile.ZipInfo):
+        raw = copy.copy(info)
+        raw.compress_type, raw.file_size = zipfile.ZIP_STORED, info.compress_size
+        raw.CRC = None  # zipfile checks no CRC of the raw bytes; ours is checked on the output
+        self.method, self.crc, self.expected = info.compress_type, 0, info.CRC
+        self.size, self.total = info.file_size, 0
+        self.raw = zf.open(raw)
+        self.done = False
+        try:
+            if self.method == zipfile.ZIP_DEFLATED:
+                self.dec = zlib.decompressobj(-15)
+            elif self.method == zipfile.ZIP_BZIP2:
+                self.dec = bz2.BZ2Decompressor()
+            elif self.method == zipfile.ZIP_LZMA:
+                head = self.raw.read(4)
+                if len(head) < 4:
+                    raise EOFError("LZMA header cut short")
+                size = int.from_bytes(head[2:4], "little")
+                self.dec = lzma.LZMADecompressor(lzma.FORMAT_RAW, filters=_lzma_filters(self.raw.read(size)))
+            elif self.method == zipfile.ZIP_STORED:
+                self.dec = None
+            else:
+                raise NotImplementedError(f"compression method {self.method}")
+        except BaseException:
+            self.raw.close()
+            raise
+
+    def read(self, n: int) -> bytes:
+        """At most ``n`` decompressed bytes (b"" at the end)."""
+        n = max(1, int(n))
+        if self.done:
+            return b""
+        out = self.raw.read(n) if self.dec is None else self._inflate(n)
+        if out:
+            self.crc = zlib.crc32(out, self.crc)
+            self.total += len(out)
+            return out
+        self.done = True
+        if self.expected is not None and self.crc != self.expected:
+            raise zipfile.BadZipFile("bad CRC-32")
+        return b""
+
+    def _input(self) -> bytes | None:
+        """More compressed bytes; None at their end when the output has its stated size (an
+        LZMA stream written without its end marker ends so), else EOFError."""
+        data = self.raw.read(RAW_CHUNK_BYTES)
+        if not data:
+            if self.total == self.size:
+                return None
+            raise EOFError("compressed data cut short")
+        return data
+
+    def _inflate(self, n: int) -> bytes:
+        """Up to ``n`` bytes more of output; b"" only at the end of the compressed stream."""
+        while not self.dec.eof:
+            if self.method == zipfile.ZIP_DEFLATED:
+                data = self.dec.unconsumed_tail or self._input()
+            else:  # bzip2 and LZMA keep their unused input themselves
+                data = self._input() if self.dec.needs_input else b""
+            if data is None:
+                return b""
+            out = self.dec.decompress(data, n)
+            if out:
+                return out
+        return b""
+
+    def close(self) -> None:
+        self.raw.close()
+
+    def __enter__(self) -> "BoundedMember":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 #: what a damaged zip raises while it is read

@@ -216,12 +216,12 @@ def _read_zip(fh, label: str, where: str, check=None) -> Recording:
             if events is not None:
                 info = infos[events]
                 lim.check_member(info, f"{where}:{events}", lim.MAX_META_BYTES)
-                with zf.open(info) as ev:
+                with lim.BoundedMember(zf, info) as ev:
                     events_text = _text(lim.read_capped(ev, lim.member_cap(info, lim.MAX_META_BYTES),
                                                         f"{where}:{events}"), f"{where}:{events}")
             info = infos[data]
             lim.check_member(info, inside, lim.MAX_BYTES)
-            with zf.open(info) as stream:
+            with lim.BoundedMember(zf, info) as stream:
                 return _build(label, lim.read_capped(stream, lim.member_cap(info, lim.MAX_BYTES), inside,
                                                      check=check), events_text, inside)
     except ParameterError:
