@@ -72,6 +72,20 @@ def test_help_about_shows_the_version_the_licence_and_the_readme(open_any):
     box.close()
 
 
+def test_help_why_does_it_flip_shows_the_readme_s_plain_explanation(open_any):
+    from tumble.gui.dialogs.help_dialogs import why_it_flips_text
+
+    window = open_any("main", paused=True)
+    assert "Why does it flip?" in [a.text() for a in window.help_menu.actions()]
+    dialog = window.show_why()
+    shown = " ".join(dialog.browser.toPlainText().split())
+    for paragraph in why_it_flips_text().split("\n\n"):  # every paragraph, as plain text
+        first_words = " ".join(paragraph.split()[:12]).replace("`", "")
+        assert first_words in shown, first_words
+    assert "intermediate" in shown and "separatrix" in shown
+    dialog.close()
+
+
 @pytest.mark.parametrize("view", ["main", "stability", "compare"])
 def test_the_shortcuts_dialog_is_made_from_the_window_actions(open_any, view):
     window = open_any(view, paused=True)

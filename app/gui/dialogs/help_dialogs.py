@@ -1,4 +1,5 @@
-"""The Help menu's dialogs: About (version, licence, where the README is) and the keyboard shortcuts."""
+"""The Help menu's dialogs: Why does it flip? (the README's plain explanation), About (version, licence, where the
+README is) and the keyboard shortcuts."""
 
 from __future__ import annotations
 
@@ -8,14 +9,44 @@ from pathlib import Path
 from PyQt5.QtCore import Qt
 from PyQt5.QtGui import QKeySequence
 from PyQt5.QtWidgets import (QAction, QDialog, QDialogButtonBox, QHeaderView, QMessageBox, QTableWidget,
-                             QTableWidgetItem, QVBoxLayout)
+                             QTableWidgetItem, QTextBrowser, QVBoxLayout)
 
 from ... import __version__
+from ...scenario.files import RESOURCES_DIR
 
 #: the distribution whose metadata About reads
 DISTRIBUTION = "tumble"
 #: the README of a clone: next to the ``app`` package
 README = Path(__file__).resolve().parents[3] / "README.md"
+
+
+#: the plain explanation of the flip, the same text as the README's "Why it flips, in plain words"
+WHY_IT_FLIPS = RESOURCES_DIR / "texts" / "why-it-flips.md"
+
+
+def why_it_flips_text() -> str:
+    """The plain explanation of the flip (Markdown), as the README has it."""
+    return WHY_IT_FLIPS.read_text(encoding="utf-8")
+
+
+def why_dialog(window) -> QDialog:
+    """Help > Why does it flip?: the plain explanation over ``window`` (not modal); its
+    ``browser`` attribute is the QTextBrowser showing it."""
+    dialog = QDialog(window)
+    dialog.setWindowTitle("Why does it flip?")
+    dialog.setAttribute(Qt.WA_DeleteOnClose)
+    browser = dialog.browser = QTextBrowser(dialog)
+    # Markdown paragraphs are lines wrapped at 96 columns: joined, so the text flows with the width
+    browser.setMarkdown(why_it_flips_text())
+    browser.setOpenExternalLinks(False)
+    buttons = QDialogButtonBox(QDialogButtonBox.Close, dialog)
+    buttons.rejected.connect(dialog.close)
+    lay = QVBoxLayout(dialog)
+    lay.addWidget(browser)
+    lay.addWidget(buttons)
+    dialog.resize(640, 460)
+    dialog.show()
+    return dialog
 
 
 def _metadata():

@@ -35,7 +35,7 @@ from ..common import settings as keys
 from ..dialogs.file_dialogs import open_path, save_with_dialog
 from ..common.heap import return_large_blocks
 from .live_view import LivePanes
-from ..dialogs.help_dialogs import about_box, shortcuts_dialog
+from ..dialogs.help_dialogs import about_box, shortcuts_dialog, why_dialog
 from ..common.theme import configure_pyqtgraph
 from ..views import view_factory
 from .window_parts import (CameraFitter, RepeatToggle, SpeedControl, add_action, add_status_labels, keep_open,
@@ -302,6 +302,8 @@ class ViewWindow(QMainWindow):
                                   "Save the window as PNG")
         self.quit_action = action(None, "Quit", self.close, "Ctrl+Q", "Close the window")
         self.camera_action = action("camera", "Reset camera", self._reset_camera, "C")
+        self.why_action = action(None, "Why does it flip?", self.show_why, None,
+                                 "The intermediate-axis flip in plain words, with Poinsot's picture")
         self.about_action = action(None, "About Tumble", self.show_about, None, "Version, licence, the README")
         self.shortcuts_action = action(None, "Keyboard shortcuts", self.show_shortcuts, "F1",
                                        "Every keyboard shortcut of this window")
@@ -370,6 +372,7 @@ class ViewWindow(QMainWindow):
         for a in self._commands(self.camera_action) + self._view_actions():
             self.view_menu.addAction(a)
         self.help_menu = bar.addMenu("&Help")
+        self.help_menu.addAction(self.why_action)
         self.help_menu.addAction(self.shortcuts_action)
         self.help_menu.addAction(self.about_action)
 
@@ -486,6 +489,10 @@ class ViewWindow(QMainWindow):
         self.view_switched.emit(window)
         self.close()
         return window
+
+    def show_why(self) -> QDialog:
+        """Help > Why does it flip?: the README's plain explanation (not modal)."""
+        return why_dialog(self)
 
     def show_about(self) -> QMessageBox:
         """Help > About: the version, the licence and where the README is (not modal)."""

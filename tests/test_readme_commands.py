@@ -1,0 +1,121 @@
+"""Every ``tumble`` command line in the README's code blocks runs as written, in order, in an
+empty folder: a teacher copies them one by one, and each must work (issue 27, item 8).
+
+A command that opens the window runs with ``--screenshot FILE --quit-after 2`` added; a phone's
+address is the only placeholder (such a line is skipped); a line ending in ``&`` is a server
+that runs in the background until the block's commands are done."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+#: a phone's address in the README (the only placeholder a command may hold)
+PLACEHOLDERS = ("PHONE-ADDRESS", "192.168.")
+#: the longest one command may take (s): the slowest, an exported clip, takes about 20 s here
+COMMAND_TIMEOUT_S = 300
+#: how long a background server gets to start listening (s)
+SERVER_START_S = 5.0
+
+
+def readme_commands(text: str) -> list[str]:
+    """The ``tumble`` command lines of the shell code blocks of ``text``, in order (a line
+    continued with a backslash joined; ``a && b`` kept whole)."""
+    commands = []
+    for lang, body in re.findall(r"```(\w*)\n(.*?)```", text, re.S):
+        if lang not in ("", "bash", "sh", "shell", "console"):
+            continue
+        body = re.sub(r"\\\n\s*", " ", body)
+        for line in body.splitlines():
+            line = line.strip()
+            if line.startswith("$ "):
+                line = line[2:]
+            if re.match(r"tumble(\s|$)", line):
+                commands.append(line)
+    return commands
+
+
+def _opens_window(words: list[str]) -> bool:
+    if len(words) == 1 or words[1] == "gui" or words[1].startswith("-"):
+        return "--help" not in words
+    return words[1] == "replay" and "--out" not in words
+
+
+def _runnable(part: str, index: int) -> list[str]:
+    """One command of a line as the test runs it: comments dropped, the window screenshot added."""
+    words = shlex.split(part, comments=True)
+    if _opens_window(words) and "--screenshot" not in words:
+        words += ["--screenshot", f"readme-window-{index}.png", "--quit-after", "2"]
+    return words
+
+
+def test_the_readme_lists_its_commands():
+    commands = readme_commands((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert len(commands) >= 10
+    assert any(c.startswith("tumble samples") for c in commands)
+
+
+def test_the_parser_of_this_test_reads_a_block_as_a_reader_would():
+    text = "```bash\ntumble fit a \\\n  --out b  # c\necho x\n$ tumble gui\n```\n```python\ntumble.x()\n```\n"
+    assert readme_commands(text) == ["tumble fit a --out b  # c", "tumble gui"]
+    assert _runnable("tumble fit a --out b  # c", 0) == ["tumble", "fit", "a", "--out", "b"]
+    assert _runnable("tumble gui t-handle", 3)[-4:] == ["--screenshot", "readme-window-3.png", "--quit-after", "2"]
+
+
+@pytest.mark.timeout(3600)
+def test_every_readme_command_runs_as_written_in_an_empty_folder(tmp_path):
+    bin_dir = Path(sys.executable).parent
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    env.pop("TUMBLE_DEBUG", None)
+    servers = []
+    failures = []
+    try:
+        for index, line in enumerate(readme_commands((ROOT / "README.md").read_text(encoding="utf-8"))):
+            if any(p in line for p in PLACEHOLDERS):
+                continue
+            background = line.rstrip().endswith("&") and not line.rstrip().endswith("&&")
+            for part in line.rstrip("& ").split("&&"):
+                words = _runnable(part, index)
+                if background:
+                    server = subprocess.Popen(words, cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                    servers.append(server)
+                    first = server.stdout.readline()  # "serving ... at http://127.0.0.1:PORT"
+                    if "127.0.0.1" not in first:
+                        failures.append(f"{line}: the server said {first!r}")
+                    continue
+                try:
+                    done = subprocess.run(words, cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                                          capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S)
+                except subprocess.TimeoutExpired:
+                    failures.append(f"{line}: still running after {COMMAND_TIMEOUT_S} s")
+                    continue
+                if done.returncode != 0:
+                    failures.append(f"{line}: exit {done.returncode}: {(done.stderr or done.stdout)[-300:]}")
+    finally:
+        for server in servers:
+            server.send_signal(signal.SIGINT)
+            try:
+                server.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait(timeout=10)
+            server.stdout.close()
+    assert failures == []
+
+
+def test_the_readme_and_the_help_menu_explain_the_flip_in_the_same_words():
+    """Help > Why does it flip? shows the text the README's teachers read, word for word."""
+    text = (ROOT / "resources" / "texts" / "why-it-flips.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "### Why it flips, in plain words\n\n" + text in readme
+    assert readme.index("### Why it flips") < len("\n".join(readme.splitlines()[:150]))  # a teacher's first page
