@@ -24,7 +24,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from .. import __version__  # noqa: F401  (tumble.__version__, the same as tumble --version)
-from .audit import audit, audit_trajectory  # noqa: F401
+from .auditing import audit, audit_trajectory  # noqa: F401
 from .draw import export, render, show  # noqa: F401
 from .types import Fit, Run, Scenario, flag_number, integrator_name, load
 from ..physics.errors import DivergenceError, ParameterError  # noqa: F401

@@ -59,7 +59,7 @@ def add_audit_parser(sub) -> None:
 
 
 def cmd_audit(args) -> int:
-    from ..api import audit as api_audit
+    from ..api import auditing as api_audit
     from ..engines.report import table_text, write_outputs, write_plot
 
     out = check_out_folder(args.out) if args.out else None
