@@ -1,11 +1,10 @@
-"""Shared test configuration: the repository root and the preset folder, and every compiled
-kernel ready before the first test."""
+"""Shared test configuration: every compiled kernel ready before the first test, and the shared
+helpers of ``cli_run.py`` (the repository root, the one refusal check) as fixtures."""
 
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[1]
+from cli_run import ROOT, refused as _refused, tumble
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -26,20 +25,21 @@ def root() -> Path:
 
 
 @pytest.fixture
+def refused():
+    """The one refusal check (``cli_run.refused``): ``refused(res, *words, unwritten=(), quiet=False)``."""
+    return _refused
+
+
+@pytest.fixture
 def simulate_refuses(tmp_path):
     """``check(toml_text, field)``: ``tumble simulate`` of that file, run in a child, exits 2
     with one line ``FIELD must ... got ...`` on stderr and writes no output."""
-    from cli_run import tumble
 
     def check(text: str, field: str) -> None:
         path = tmp_path / "bad.toml"
         path.write_text(text)
         out = tmp_path / "x.csv"
-        res = tumble("simulate", path, "--out", out, timeout=120)
-        assert res.returncode == 2, res.stderr
-        lines = res.stderr.strip().splitlines()
-        assert len(lines) == 1 and field + " must " in lines[0] and "got" in lines[0], res.stderr
-        assert not out.exists()
+        _refused(tumble("simulate", path, "--out", out, timeout=120), field + " must ", "got", unwritten=[out])
 
     return check
 
