@@ -30,7 +30,6 @@ from tumble.simulation.compare import (
 from tumble.simulation.stability_job import StabilityJob
 from cli_run import headless_env, tumble_headless as tumble
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def mp4_frames(path) -> list:

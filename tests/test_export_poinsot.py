@@ -3,8 +3,6 @@ run, with the window's own scenes; the command line runs with no display."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import imageio.v3 as iio
 import numpy as np
 import pytest
@@ -15,7 +13,6 @@ from tumble.scenario import load
 from tumble.scene.style import BACKGROUND
 from cli_run import tumble_headless as tumble
 
-ROOT = Path(__file__).resolve().parents[1]
 BACKGROUND_RGB = np.array([int(BACKGROUND[k:k + 2], 16) for k in (1, 3, 5)])
 #: a pixel counts as drawn when it differs from the background by this much (sum of 0-255 units)
 DRAWN_DISTANCE = 40

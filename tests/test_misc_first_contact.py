@@ -9,12 +9,12 @@ import re
 from pathlib import Path
 
 import pytest
+from cli_run import ROOT
 
 from tumble.export import ExportSettings, plan_export
 from tumble.physics.errors import ParameterError
 from tumble.scenario import SolverSpec, load
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def short_run(seconds: float):

@@ -16,7 +16,6 @@ from tumble.scenario import load
 from tumble.views import get_view, view_names
 from cli_run import tumble_headless as tumble
 
-ROOT = Path(__file__).resolve().parents[1]
 #: three frames, small: the export machinery is what is tested, not the picture's size
 SIZE = (320, 240)
 FRAMES, FPS = 3, 10

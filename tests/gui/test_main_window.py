@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from cli_run import WAIT_MS
 from PyQt5.QtCore import Qt
 
 from tumble.physics.analysis import predicted_flip_period
 from tumble.scenario import load
 
-WAIT_MS = 15000
 
 
 def latest(window):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from cli_run import WAIT_MS
 from PyQt5.QtCore import QPoint, QPointF, Qt
 from PyQt5.QtGui import QWheelEvent
 from PyQt5.QtWidgets import QApplication
@@ -14,7 +15,6 @@ from tumble.gui.panels.describe import period_text
 from tumble.physics.analysis import predicted_flip_period
 from tumble.scenario import load
 
-WAIT_MS = 15000
 #: largest relative rounding of a number shown in a panel field (6 significant digits)
 FIELD_RTOL = 5e-6
 
@@ -296,7 +296,7 @@ def test_a_spin_near_the_major_axis_is_not_described_as_flipping(open_window, qt
     sc = base.replace(name=f"{base.name} (from the stability map)", angular_velocity=tuple(w0))
     window = MainWindow(sc, persist=False)
     qtbot.addWidget(window)
-    with qtbot.waitSignal(window.first_frame_drawn, timeout=20000):
+    with qtbot.waitSignal(window.first_frame_drawn, timeout=WAIT_MS):
         window.show()
     text = window.panel.description.text()
     assert "flips about every" not in text and "does not flip" in text
