@@ -9,7 +9,7 @@ import sys
 import textwrap
 
 import numpy as np
-from cli_run import ROOT, tumble
+from conftest import ROOT, tumble
 
 
 def test_the_installed_wheel_offers_the_api_and_the_command(tmp_path):

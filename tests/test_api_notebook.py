@@ -4,7 +4,7 @@ gives the view inline (an image), as a user's Jupyter runs them (nbclient, ipyke
 from __future__ import annotations
 
 import nbformat
-from cli_run import ROOT
+from conftest import ROOT
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_run import CHILD_S, ROOT
+from conftest import CHILD_S, ROOT
 
 
 def test_import_contracts_hold():

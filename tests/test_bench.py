@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from cli_run import refused, tumble
+from conftest import refused, tumble
 
 KEYS = ["scenario", "integrator", "dt", "pos_err_max", "pos_err_rms", "vel_err_max", "vel_err_rms",
         "angle_err_max", "angle_err_rms", "omega_err_max", "omega_err_rms", "E_drift_max", "L_drift_max",

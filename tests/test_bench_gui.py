@@ -10,7 +10,7 @@ import json
 import math
 import os
 
-from cli_run import refused, tumble
+from conftest import refused, tumble
 
 #: the longest a 2 s bench may take in a child: start-up, two windows, their warm-ups
 TIMEOUT_S = 240

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 import pytest
-from cli_run import ROOT, tumble
+from conftest import ROOT, tumble
 
 from tumble.throws.live.client import POLL_MEASURING_S, REQUEST_TIMEOUT_S
 

@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 import pytest
-from cli_run import Running, refused as refused_line, tumble_here
+from conftest import Running, refused as refused_line, tumble_here
 
 from tumble.cli.core import build_parser
 from tumble.physics import integrators

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from cli_run import refused, tumble
+from conftest import refused, tumble
 
 #: top-level packages only a drawing command may import
 DRAWING = ("PyQt5", "vtkmodules", "pyvista", "pyvistaqt", "pyqtgraph", "matplotlib", "trimesh")

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
-from cli_run import tumble
+from conftest import tumble
 
 from tumble.physics import quaternion as quat
 from tumble.physics.body import box, cylinder, ellipsoid, from_vector6

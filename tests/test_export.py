@@ -33,7 +33,7 @@ from tumble.export.settings import GIF_DEFAULT_FPS, GIF_DEFAULT_SIZE
 from tumble.physics.errors import ParameterError
 from tumble.scenario import SolverSpec, load
 from tumble.scene.style import AXIS_COLORS, BACKGROUND
-from cli_run import CHILD_S, ROOT, Running, headless_env, refused, tumble_headless as tumble
+from conftest import CHILD_S, ROOT, Running, headless_env, mp4_frames, refused, tumble_headless as tumble
 
 SMALL = ["--size", "320x240"]
 CLIP = ["--duration", "2", "--fps", "15"]  # 30 frames
@@ -50,17 +50,6 @@ def mp4_stream_info(path) -> str:
     res = subprocess.run([ffmpeg_exe(), "-hide_banner", "-i", str(path)], capture_output=True, text=True,
                          timeout=CHILD_S)
     return next(line for line in res.stderr.splitlines() if "Video:" in line)
-
-
-def mp4_frames(path) -> list:
-    """Every frame, decoded by ffmpeg to PNGs and read with imageio (subprocess.run closes
-    every pipe; imageio's streaming readers leave some to the garbage collector)."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run([ffmpeg_exe(), "-v", "error", "-i", str(path), "-fps_mode", "passthrough",
-                        f"{tmp}/%05d.png"], check=True, capture_output=True, timeout=CHILD_S)
-        return [iio.imread(p) for p in sorted(Path(tmp).iterdir())]
 
 
 def leftovers(folder: Path) -> list:

@@ -18,7 +18,7 @@ from tumble.physics.integrators import INTEGRATORS, ORDERS, Propagator, simulate
 from tumble.physics.model import compile_model
 from tumble.physics.state import State
 from tumble.scenario import dumps, load, loads_toml
-from cli_run import tumble
+from conftest import tumble
 
 ROTOR_INTEGRATORS = [n for n in INTEGRATORS if n not in ("exact", "splitting", "splitting4")]
 ORDER_SLACK = 0.3

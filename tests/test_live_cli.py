@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_run import Running, refused, tumble
+from conftest import Running, refused, tumble
 
 from tumble.throws.benches import synthetic as syn
 from tumble.throws.live.phyphox_server import PhyphoxReplay

@@ -5,7 +5,7 @@ import sys
 import zipfile
 
 import pytest
-from cli_run import ROOT, tumble
+from conftest import ROOT, tumble
 
 from tumble import __version__
 

@@ -3,7 +3,7 @@ off the centre of mass, and the Exudyn-named outputs of ``tumble simulate``."""
 
 import numpy as np
 import pytest
-from cli_run import refused, tumble
+from conftest import refused, tumble
 from scipy.spatial.transform import Rotation
 
 from tumble.physics import diagnostics, quaternion as quat

@@ -14,7 +14,7 @@ import urllib.request
 
 import numpy as np
 import pytest
-from cli_run import Running, refused, tumble
+from conftest import Running, refused, tumble
 
 from tumble.throws.benches import synthetic as syn
 from tumble.throws.live.phyphox_server import RECORDING_GAP_S

@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 import pytest
-from cli_run import refused, tumble
+from conftest import refused, tumble
 
 from tumble.physics.errors import ParameterError
 from tumble.scenario import dumps, load, loads_toml, preset_names, presets

@@ -21,7 +21,7 @@ import json
 
 import numpy as np
 import pytest
-from cli_run import tumble
+from conftest import tumble
 
 from tumble.cli.core import main
 from tumble.physics import exact, theory

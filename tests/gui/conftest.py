@@ -10,7 +10,7 @@ import threading
 import time
 
 import pytest
-from cli_run import WAIT_MS
+from conftest import WAIT_MS
 
 # Qt warns (a qWarning, which fails the test) when XDG_RUNTIME_DIR is unset, as it is in
 # containers and CI; give it a private one before any QApplication exists.
@@ -115,3 +115,26 @@ def open_view(qtbot):
         return window
 
     return make
+
+
+class FakeDialogs:
+    """Stands in for QFileDialog's static functions: records the folder each dialog starts
+    in and answers with the next path queued."""
+
+    def __init__(self, monkeypatch):
+        from PyQt5.QtWidgets import QFileDialog
+
+        self.started_in: list[str] = []
+        self.answers: list[str] = []
+        monkeypatch.setattr(QFileDialog, "getOpenFileName", self._answer)
+        monkeypatch.setattr(QFileDialog, "getSaveFileName", self._answer)
+
+    def _answer(self, parent, title, start, filters, selected=""):
+        self.started_in.append(start if os.path.isdir(start) else os.path.dirname(start))
+        return self.answers.pop(0), selected
+
+
+@pytest.fixture
+def file_dialogs(monkeypatch) -> FakeDialogs:
+    """The file dialogs answered from ``file_dialogs.answers``; where each started in ``started_in``."""
+    return FakeDialogs(monkeypatch)

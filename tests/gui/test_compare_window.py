@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cli_run import WAIT_MS, tumble
+from conftest import WAIT_MS, tumble
 from PyQt5.QtCore import Qt
 from PyQt5.QtGui import QColor, QImage
 

@@ -7,7 +7,7 @@ import colorsys
 
 import numpy as np
 import pytest
-from cli_run import WAIT_MS
+from conftest import WAIT_MS
 
 from tumble.physics import quaternion as quat
 from tumble.scene.style import L_COLOR, OMEGA_COLOR

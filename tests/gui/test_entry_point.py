@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cli_run import refused, tumble
+from conftest import refused, tumble
 from PyQt5.QtGui import QColor, QImage
 
 from tumble.scene.style import BACKGROUND, GRID_COLOR

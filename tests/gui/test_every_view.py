@@ -5,7 +5,7 @@ from __future__ import annotations
 import imageio.v3 as iio
 import numpy as np
 import pytest
-from cli_run import WAIT_MS
+from conftest import WAIT_MS
 
 from tumble.views import get_view, view_names
 

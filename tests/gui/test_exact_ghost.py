@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cli_run import WAIT_MS
+from conftest import WAIT_MS
 
 from tumble.physics import quaternion as quat
 from tumble.physics.reference import ExactReference

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_run import WAIT_MS
+from conftest import WAIT_MS
 from PyQt5.QtCore import Qt
 from PyQt5.QtWidgets import QPushButton
 

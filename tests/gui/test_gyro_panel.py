@@ -7,7 +7,7 @@ import math
 import re
 
 import numpy as np
-from cli_run import WAIT_MS
+from conftest import WAIT_MS
 from tumble.gui.panels.gyro_editor import SLIDER_STEPS
 from tumble.physics import gyrostat
 from tumble.physics.diagnostics import rotational_energy

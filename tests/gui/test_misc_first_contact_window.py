@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from cli_run import WAIT_MS
+from conftest import WAIT_MS
 
 from tumble.physics import theory
 from tumble.scenario import LoadSpec, load

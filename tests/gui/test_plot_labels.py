@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cli_run import WAIT_MS
+from conftest import WAIT_MS
 from PyQt5.QtWidgets import QGraphicsTextItem
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from cli_run import WAIT_MS, tumble
+from conftest import WAIT_MS, tumble
 from PyQt5.QtGui import QColor, QImage
 
 from tumble.physics import quaternion as quat

@@ -7,7 +7,7 @@ import zipfile
 
 import numpy as np
 import pytest
-from cli_run import tumble
+from conftest import tumble
 from PyQt5 import sip
 from PyQt5.QtCore import QMimeData, QPoint, Qt, QUrl
 from PyQt5.QtGui import QDragEnterEvent, QDropEvent

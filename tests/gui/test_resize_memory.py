@@ -10,7 +10,7 @@ only grows as sizes change). The windows set a fixed threshold (app.gui.common.h
 from __future__ import annotations
 
 import pytest
-from cli_run import WAIT_MS
+from conftest import WAIT_MS
 
 #: drags of the window's corner from small to full size, and the sizes each passes through
 DRAGS, STEPS = 5, 10

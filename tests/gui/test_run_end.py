@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cli_run import WAIT_MS
+from conftest import WAIT_MS
 from PyQt5.QtCore import Qt
 from PyQt5.QtWidgets import QCheckBox, QToolBar
 

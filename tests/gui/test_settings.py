@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from cli_run import tumble
+from conftest import tumble
 from PyQt5.QtCore import QByteArray
 
 from tumble.gui.common import settings as keys

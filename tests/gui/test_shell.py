@@ -4,7 +4,7 @@ on the running scenario, Help, the first frame announced after the paint, errors
 from __future__ import annotations
 
 import pytest
-from cli_run import WAIT_MS
+from conftest import WAIT_MS
 from PyQt5.QtCore import Qt
 
 from tumble import __version__

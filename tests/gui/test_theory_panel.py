@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from cli_run import WAIT_MS
+from conftest import WAIT_MS
 
 from tumble.gui.panels.theory_panel import ROWS, _format
 from tumble.physics import exact, theory

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from cli_run import WAIT_MS
+from conftest import WAIT_MS
 from PyQt5.QtCore import Qt
 from PyQt5.QtWidgets import QMainWindow, QToolBar
 
