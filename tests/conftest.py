@@ -24,7 +24,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 #: the longest a GUI test waits for one thing (a first frame, a signal, a run's end) (ms): the
-#: slowest first frame of a view measured here took about a third of it on a busy machine
+#: longest of the 15-30 s the GUI test modules each chose before; a wait that passes returns at
+#: once, so only a failing test ever waits this long
 WAIT_MS = 30_000
 
 #: the longest a test waits for a command to end, or for a running one's next line (s)
