@@ -1,11 +1,244 @@
-"""Shared test configuration: the repository root and the preset folder, and every compiled
-kernel ready before the first test."""
+"""The tests' shared house, one of each: the repository root, the longest GUI wait, the real
+command line in a child process as a user types it (run to its end, or kept running and read
+line by line, every wait with its deadline) or in this process, and the one check of a refusal
+(exit 2, one line, nothing written); every compiled kernel ready before the first test; the
+fixtures several test modules share.
 
+Test modules import the plain helpers (``from conftest import ROOT, tumble, refused``): this
+module is the only one named ``conftest`` on ``sys.path``, since ``tests/gui`` is a package
+(its conftest is ``gui.conftest``).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+#: the longest a GUI test waits for one thing (a first frame, a signal, a run's end) (ms): the
+#: longest of the 15-30 s the GUI test modules each chose before; a wait that passes returns at
+#: once, so only a failing test ever waits this long
+WAIT_MS = 30_000
+
+#: the longest a test waits for a command to end, or for a running one's next line (s)
+CHILD_S = 180
+
+
+def headless_env(**extra) -> dict:
+    """This environment without a display, as on a server (plus ``extra`` variables)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+    env.update(extra)
+    return env
+
+
+def _command(args) -> list[str]:
+    return [sys.executable, "-m", "tumble", *map(str, args)]
+
+
+def _env(env):
+    """``env``, or this environment, without TUMBLE_DEBUG (a traceback would hide the one line)."""
+    env = dict(os.environ if env is None else env)
+    env.pop("TUMBLE_DEBUG", None)
+    return env
+
+
+def tumble(*args, env=None, cwd=ROOT, timeout=CHILD_S, input=None) -> subprocess.CompletedProcess:
+    """``tumble ARGS`` run to its end in a child, from ``cwd`` (the repository root), in this
+    environment (or ``env``); fails the test past ``timeout`` seconds."""
+    return subprocess.run(_command(args), cwd=cwd, env=_env(env), capture_output=True, text=True, timeout=timeout,
+                          input=input)
+
+
+def tumble_headless(*args, env=None, timeout=CHILD_S) -> subprocess.CompletedProcess:
+    """``tumble ARGS`` with no display (or in ``env``), as an export runs on a server."""
+    return tumble(*args, env=env or headless_env(), timeout=timeout)
+
+
+class Running:
+    """``tumble ARGS`` kept running in a child: its stdout read line by line (each line within a
+    deadline), stdin open when asked for; killed on leaving a ``with`` block if still running.
+
+    Two daemon threads drain stdout and stderr, so that neither pipe ever fills and blocks the child."""
+
+    def __init__(self, *args, env=None, cwd=ROOT, stdin=False):
+        self.proc = subprocess.Popen(_command(args), cwd=cwd, env=_env(env), text=True, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, stdin=subprocess.PIPE if stdin else None)
+        self._lines: queue.Queue = queue.Queue()
+        self._err: list[str] = []
+        self._readers = [threading.Thread(target=self._drain, args=(self.proc.stdout, self._lines.put), daemon=True),
+                         threading.Thread(target=self._drain, args=(self.proc.stderr, self._err.append), daemon=True)]
+        for reader in self._readers:
+            reader.start()
+
+    @staticmethod
+    def _drain(pipe, put):
+        for line in pipe:
+            put(line)
+        put(None)
+
+    def readline(self, timeout=CHILD_S) -> str:
+        """The child's next line of stdout ('' once it has closed stdout); fails the test when
+        none comes within ``timeout`` seconds."""
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"tumble printed no line within {timeout} s") from None
+        if line is None:
+            self._lines.put(None)
+            return ""
+        return line
+
+    def send(self, text: str) -> None:
+        self.proc.stdin.write(text)
+        self.proc.stdin.flush()
+
+    def finish(self, timeout=CHILD_S) -> tuple[str, str]:
+        """(rest of stdout, all of stderr) once the child has ended, within ``timeout`` seconds."""
+        self.proc.wait(timeout=timeout)
+        for reader in self._readers:
+            reader.join(timeout)
+        rest = []
+        while (line := self.readline(timeout)) != "":
+            rest.append(line)
+        return "".join(rest), "".join(line for line in self._err if line is not None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=CHILD_S)
+        for reader in self._readers:
+            reader.join(CHILD_S)
+        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if pipe is not None:
+                pipe.close()
+
+
+def refused(res, *words, unwritten=(), quiet=False) -> str:
+    """The one refusal check: ``res`` (a finished command: ``returncode``, ``stderr``) exited 2
+    with a single line on stderr holding every one of ``words``, none of the files ``unwritten``
+    exists (or kept its old text, given as ``(path, text)``), and with ``quiet`` nothing went to
+    stdout. Returns the line."""
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1, (res.returncode, res.stderr)
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    assert "Traceback" not in res.stderr
+    for item in unwritten:
+        if isinstance(item, tuple):
+            assert Path(item[0]).read_text() == item[1], f"{item[0]} changed"
+        else:
+            assert not Path(item).exists(), f"{item} was written"
+    if quiet:
+        assert res.stdout == "", res.stdout
+    return lines[0]
+
+
+class Ran:
+    """A finished in-process command, shaped as :class:`subprocess.CompletedProcess` is."""
+
+    def __init__(self, returncode: int, stdout: str, stderr: str):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+def tumble_here(capsys, *args) -> Ran:
+    """``tumble ARGS`` run in this process (the parser and ``main`` as the entry point calls them)."""
+    from tumble.cli.core import main
+
+    status = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return Ran(status, out, err)
+
+
+# ------------------------------------------------------------------ shared by several test modules
+
+def mp4_frames(path) -> list:
+    """Every frame of a movie, decoded by ffmpeg to PNGs and read with imageio (subprocess.run closes
+    every pipe; imageio's streaming readers leave some to the garbage collector)."""
+    import tempfile
+
+    import imageio.v3 as iio
+    import imageio_ffmpeg
+
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([imageio_ffmpeg.get_ffmpeg_exe(), "-v", "error", "-i", str(path), "-fps_mode", "passthrough",
+                        f"{tmp}/%05d.png"], check=True, capture_output=True, timeout=CHILD_S)
+        return [iio.imread(p) for p in sorted(Path(tmp).iterdir())]
+
+
+#: mesh bodies: relative agreement of trimesh's integrals with the closed forms: both are exact
+#: for polyhedra, so only round-off separates them (sums over 12-24 faces of products of
+#: coordinates ~ 1e-15 each)
+EXACT_RTOL = 1e-9
+#: mesh bodies: a density with no special digits (kg/m^3)
+DENSITY = 987.6
+
+
+def box_inertia(mass, edges):
+    a, b, c = edges
+    return mass / 12.0 * np.diag([b * b + c * c, a * a + c * c, a * a + b * b])
+
+
+def parallel_axis(mass, r):
+    """Inertia of a point mass at r about the origin (the parallel-axis term)."""
+    r = np.asarray(r, dtype=float)
+    return mass * (np.dot(r, r) * np.eye(3) - np.outer(r, r))
+
+
+def rel_err(a, b):
+    return np.max(np.abs(np.asarray(a) - np.asarray(b))) / np.max(np.abs(b))
+
+
+def write_scenario(folder, body_lines, name="s.toml"):
+    """A scenario file of these ``[body]`` lines spun about x."""
+    path = folder / name
+    path.write_text("[body]\n" + "\n".join(body_lines) + "\n[initial]\nangular_velocity = [1.0, 0.0, 0.0]\n")
+    return path
+
+
+#: compiled kernels: the spin of the kernel cases
+KERNEL_W0 = np.array([0.3, 5.0, 0.2])
+
+
+def kernel_models():
+    """The compiled kernels' cases: {name: (model, rigid)}: a free box, the box under every
+    kind of load, and the box with a damper and a rotor (rigid False)."""
+    import dataclasses
+
+    from tumble.physics.body import Damper, Rotor, box
+    from tumble.physics.loads import Drag, Force, Loads, Torque
+    from tumble.physics.model import compile_model
+
+    body = box(1.2, (0.1, 0.4, 0.9))
+    loads = Loads(torques=[Torque([0.01, 0.0, 0.02], frame="body")],
+                  forces=[Force([0.0, 0.3, 0.0], point=[0.1, 0.0, 0.0], frame="world"),
+                          Force([0.0, 0.0, 0.2], point=[0.0, 0.1, 0.0], frame="body")],
+                  drags=[Drag("linear", [1e-3, 2e-3, 5e-4]), Drag("quadratic", [1e-3, 1e-3, 2e-3])],
+                  gravity=[0.0, 0.0, -9.81])
+    parts = dataclasses.replace(body, damper=Damper(0.002, 0.01), rotor=Rotor([0.0, 0.0, 1.0], 0.02))
+    return {"free": (compile_model(body), True), "loaded": (compile_model(body, loads), True),
+            "damper and rotor": (compile_model(parts), False)}
+
+
+def compiles_into(cache: str):
+    """The compiles (``python -m tumble.physics.compiled.jit``) running with NUMBA_CACHE_DIR ``cache``."""
+    for proc in Path("/proc").iterdir():
+        try:
+            if (proc.name.isdigit() and b"tumble.physics.compiled.jit" in (proc / "cmdline").read_bytes()
+                    and f"NUMBA_CACHE_DIR={cache}".encode() in (proc / "environ").read_bytes().split(b"\0")):
+                yield int(proc.name)
+        except OSError:
+            continue
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -13,8 +246,6 @@ def compiled_kernels():
     """Every compiled kernel loaded from numba's cache, or compiled into it, once per session
     before any test: no test's wait includes a first compile, and the commands the tests run in
     child processes find the kernels cached."""
-    import os
-
     from tumble.physics.compiled import jit
 
     jit.compile_now(processes=min(2, os.cpu_count() or 1))
@@ -29,17 +260,12 @@ def root() -> Path:
 def simulate_refuses(tmp_path):
     """``check(toml_text, field)``: ``tumble simulate`` of that file, run in a child, exits 2
     with one line ``FIELD must ... got ...`` on stderr and writes no output."""
-    from cli_run import tumble
 
     def check(text: str, field: str) -> None:
         path = tmp_path / "bad.toml"
         path.write_text(text)
         out = tmp_path / "x.csv"
-        res = tumble("simulate", path, "--out", out, timeout=120)
-        assert res.returncode == 2, res.stderr
-        lines = res.stderr.strip().splitlines()
-        assert len(lines) == 1 and field + " must " in lines[0] and "got" in lines[0], res.stderr
-        assert not out.exists()
+        refused(tumble("simulate", path, "--out", out, timeout=120), field + " must ", "got", unwritten=[out])
 
     return check
 

@@ -13,7 +13,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 import pytest
-from cli_run import ROOT, tumble as cli
+from conftest import ROOT, refused, tumble as cli
 
 import tumble
 from tumble.api.draw import export_result
@@ -32,11 +32,9 @@ def read_csv(path) -> dict:
 
 def cli_error(*args) -> str:
     """The one line ``tumble ARGS`` prints on refusal, without ``tumble: error: ``."""
-    res = cli(*args)
-    assert res.returncode == 2, res.stderr
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("tumble: error: "), res.stderr
-    return lines[0][len("tumble: error: "):]
+    line = refused(cli(*args))
+    assert line.startswith("tumble: error: "), line
+    return line[len("tumble: error: "):]
 
 
 def test_import_tumble_takes_no_gui_or_plotting_modules():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import imageio.v3 as iio
 import numpy as np
 import pytest
-from cli_run import tumble as cli
+from conftest import tumble as cli
 
 import tumble
 

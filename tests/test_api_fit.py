@@ -8,7 +8,7 @@ import pickle
 
 import numpy as np
 import pytest
-from cli_run import tumble as cli
+from conftest import refused, tumble as cli
 
 import tumble
 from tumble.throws.benches import synthetic as syn
@@ -71,11 +71,10 @@ def test_predict_takes_a_fit_or_its_scenario(session, fitted):
 
 
 def test_fit_refuses_with_the_commands_line(session):
-    res = cli("fit", session, "--drag", "cubic")
-    assert res.returncode == 2
+    line = refused(cli("fit", session, "--drag", "cubic"))
     with pytest.raises(tumble.ParameterError) as err:
         tumble.fit(session, drag="cubic")
-    assert res.stderr.strip() == f"tumble: error: {err.value}"
+    assert line == f"tumble: error: {err.value}"
 
 
 def test_predict_is_the_commands_json(session, fitted, tmp_path):
@@ -111,7 +110,7 @@ def test_fit_and_predict_take_no_gui_or_plotting_modules(session):
     import sys
     import textwrap
 
-    from cli_run import ROOT
+    from conftest import ROOT
 
     code = textwrap.dedent("""
         import sys

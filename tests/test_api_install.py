@@ -9,7 +9,7 @@ import sys
 import textwrap
 
 import numpy as np
-from cli_run import ROOT
+from conftest import ROOT, tumble
 
 
 def test_the_installed_wheel_offers_the_api_and_the_command(tmp_path):
@@ -32,8 +32,7 @@ def test_the_installed_wheel_offers_the_api_and_the_command(tmp_path):
     done = subprocess.run([sys.executable, "-c", code, str(target)], cwd=work, env=env, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
-    done = subprocess.run([sys.executable, "-m", "tumble", "simulate", "book", "--duration=1", "--out", "cli.csv"],
-                          cwd=work, env=env, capture_output=True, text=True, timeout=300)
+    done = tumble("simulate", "book", "--duration=1", "--out", "cli.csv", cwd=work, env=env, timeout=300)
     assert done.returncode == 0, done.stderr
     api = np.loadtxt(work / "api.csv", delimiter=",", skiprows=1)
     np.testing.assert_array_equal(api, np.loadtxt(work / "cli.csv", delimiter=",", skiprows=1))

@@ -11,10 +11,9 @@ import imageio.v3 as iio
 import nbformat
 import numpy as np
 import pytest
-from cli_run import ROOT
+from conftest import ROOT, mp4_frames
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
-from test_export import mp4_frames
 
 import tumble
 

@@ -9,7 +9,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 import pytest
-from cli_run import tumble as cli
+from conftest import tumble as cli
 
 import tumble
 

@@ -1,10 +1,9 @@
 """``tumble bench``: its JSON contract and files (figures are printed, never asserted as times)."""
 
 import json
-import subprocess
-import sys
 
 import pytest
+from conftest import refused, tumble
 
 KEYS = ["scenario", "integrator", "dt", "pos_err_max", "pos_err_rms", "vel_err_max", "vel_err_rms",
         "angle_err_max", "angle_err_rms", "omega_err_max", "omega_err_rms", "E_drift_max", "L_drift_max",
@@ -12,7 +11,7 @@ KEYS = ["scenario", "integrator", "dt", "pos_err_max", "pos_err_rms", "vel_err_m
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "tumble", "bench", *args], capture_output=True, text=True)
+    return tumble("bench", *args)
 
 
 def test_bench_json_rows_and_accuracy_ordering(tmp_path):
@@ -69,8 +68,7 @@ def test_text_table_fits_100_columns_at_its_widest():
 @pytest.mark.parametrize("args,word", [(["--dt", "0"], "--dt"), (["nope"], "scenario"),
                                        (["--integrators", "magic"], "--integrator")])
 def test_bench_bad_input(args, word):
-    res = run(*args)
-    assert res.returncode == 2 and word in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    refused(run(*args), word)
 
 
 def test_bench_json_is_strict_json_with_null_where_a_row_does_not_apply():

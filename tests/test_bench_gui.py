@@ -9,11 +9,9 @@ from __future__ import annotations
 import json
 import math
 import os
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import refused, tumble
+
 #: the longest a 2 s bench may take in a child: start-up, two windows, their warm-ups
 TIMEOUT_S = 240
 OLD_KEYS = ("fps", "realtime_factor", "startup_s", "memory_growth_mb", "speed", "seconds", "frames", "rss_mb",
@@ -22,10 +20,8 @@ OLD_KEYS = ("fps", "realtime_factor", "startup_s", "memory_growth_mb", "speed", 
 
 def run_bench(tmp_path, *args):
     env = dict(os.environ, XDG_CONFIG_HOME=str(tmp_path))
-    env.pop("TUMBLE_DEBUG", None)
     assert env.get("DISPLAY"), "pytest-xvfb gives the session a display"
-    return subprocess.run([sys.executable, "-m", "tumble", "bench", "--gui", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=TIMEOUT_S)
+    return tumble("bench", "--gui", *args, env=env, timeout=TIMEOUT_S)
 
 
 def test_bench_json_has_the_reference_and_the_ratio_beside_the_old_keys(tmp_path):
@@ -53,7 +49,4 @@ def test_bench_text_names_the_ratio_and_zero_skips_the_reference(tmp_path):
 
 
 def test_bad_reference_seconds_is_one_line_and_exit_2(tmp_path):
-    res = run_bench(tmp_path, "--reference-seconds", "-1")
-    assert res.returncode == 2
-    lines = [line for line in res.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and "--reference-seconds must be a number from 0 to 3600" in lines[0], res.stderr
+    refused(run_bench(tmp_path, "--reference-seconds", "-1"), "--reference-seconds must be a number from 0 to 3600")

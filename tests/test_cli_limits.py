@@ -7,14 +7,13 @@ more and runs the heavy ones in a child process with its memory and time bounded
 import json
 import math
 import signal
-import subprocess
-import sys
 import time
 
 import numpy as np
 import pytest
+from conftest import Running, refused as refused_line, tumble_here
 
-from tumble.cli.core import build_parser, main
+from tumble.cli.core import build_parser
 from tumble.physics import integrators
 from tumble.physics.errors import DivergenceError, ParameterError, format_value, shorten
 from tumble.physics.integrators import INTEGRATORS, check_run_size, simulate
@@ -26,18 +25,13 @@ PRECIOUS = "precious\n"
 
 def tumble(capsys, *args):
     """(exit status, stdout, stderr lines) of ``tumble ARGS`` run in this process."""
-    status = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return status, out, err.splitlines()
+    res = tumble_here(capsys, *args)
+    return res.returncode, res.stdout, res.stderr.splitlines()
 
 
 def refused(capsys, *args, words=()):
     """Assert ``tumble ARGS`` exits 2 with one line containing every one of ``words``."""
-    status, _, lines = tumble(capsys, *args)
-    assert status == 2 and len(lines) == 1, (status, lines)
-    for word in words:
-        assert word in lines[0], lines[0]
-    return lines[0]
+    return refused_line(tumble_here(capsys, *args), *words)
 
 
 @pytest.fixture
@@ -333,12 +327,11 @@ def test_ctrl_c_stops_a_long_run_on_one_line_and_writes_nothing(tmp_path, root):
     out = tmp_path / "X.csv"
     out.write_text(PRECIOUS)
     # 1e8 steps of midpoint: a legitimate run of about a minute
-    proc = subprocess.Popen([sys.executable, "-m", "tumble", "simulate", "boxes-complex", "--integrator", "midpoint",
-                             "--duration", "1e5", "--sample", "10", "--out", str(out)],
-                            cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(4)
-    assert proc.poll() is None
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130 and err.splitlines() == ["tumble: interrupted, nothing written"], err
+    with Running("simulate", "boxes-complex", "--integrator", "midpoint", "--duration", "1e5", "--sample", "10",
+                 "--out", out, cwd=root) as child:
+        time.sleep(4)
+        assert child.proc.poll() is None
+        child.proc.send_signal(signal.SIGINT)
+        _, err = child.finish(timeout=60)
+    assert child.proc.returncode == 130 and err.splitlines() == ["tumble: interrupted, nothing written"], err
     assert out.read_text() == PRECIOUS and [p.name for p in tmp_path.iterdir()] == ["X.csv"]

@@ -11,49 +11,33 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import KERNEL_W0, compiles_into, kernel_models
 
 from tumble.physics.compiled import jit
-from tumble.physics.body import Damper, Rotor, box
 from tumble.physics.integrators import ORDERS, integrator_info, simulate
-from tumble.physics.loads import Drag, Force, Loads, Torque
-from tumble.physics.model import compile_model
 from tumble.physics.state import State
 
 #: the two paths do the same IEEE operations in the same order; only the math library's last
 #: bit (sin, cos, sqrt) may differ, so over a short run they agree to round-off, far inside
 #: any method's own error at these steps (1e-9 and more)
 ROUND_OFF = 1e-12
-W0 = np.array([0.3, 5.0, 0.2])
-
-
-def _models():
-    body = box(1.2, (0.1, 0.4, 0.9))
-    loads = Loads(torques=[Torque([0.01, 0.0, 0.02], frame="body")],
-                  forces=[Force([0.0, 0.3, 0.0], point=[0.1, 0.0, 0.0], frame="world"),
-                          Force([0.0, 0.0, 0.2], point=[0.0, 0.1, 0.0], frame="body")],
-                  drags=[Drag("linear", [1e-3, 2e-3, 5e-4]), Drag("quadratic", [1e-3, 1e-3, 2e-3])],
-                  gravity=[0.0, 0.0, -9.81])
-    parts = dataclasses.replace(body, damper=Damper(0.002, 0.01), rotor=Rotor([0.0, 0.0, 1.0], 0.02))
-    return {"free": (compile_model(body), True), "loaded": (compile_model(body, loads), True),
-            "damper and rotor": (compile_model(parts), False)}
 
 
 def _run(model, integrator, plain: bool, monkeypatch):
     with monkeypatch.context() as m:
         if plain:
             m.setattr(jit, "kernel", jit.uncompiled)
-        return simulate(model, State.initial(angular_velocity=W0), integrator, 1e-3, 0.3, sample=0.05)
+        return simulate(model, State.initial(angular_velocity=KERNEL_W0), integrator, 1e-3, 0.3, sample=0.05)
 
 
 @pytest.mark.parametrize("integrator, case", [
-    (name, case) for name in sorted(ORDERS) + ["dop853"] for case, (_, rigid) in _models().items()
+    (name, case) for name in sorted(ORDERS) + ["dop853"] for case, (_, rigid) in kernel_models().items()
     if rigid or not integrator_info(name).rigid_only])  # the splittings refuse a damper or a rotor
 def test_the_uncompiled_kernel_gives_the_compiled_results(integrator, case, monkeypatch):
-    model, _ = _models()[case]
+    model, _ = kernel_models()[case]
     plain = _run(model, integrator, True, monkeypatch)
     compiled = _run(model, integrator, False, monkeypatch)
     for name in ("c", "v", "q", "w"):
@@ -86,7 +70,8 @@ def test_a_kernel_missing_from_the_cache_runs_uncompiled_while_a_child_compiles_
         print(jit.note())
         assert job.child.wait(timeout=600) == 0
         assert not jit.is_compiled(jit.kernel("run_euler"))  # a thread loads it from the cache
-        job.thread.join()
+        job.thread.join(600)
+        assert not job.thread.is_alive()
         second = jit.kernel("run_euler")
         assert isinstance(second, jit.native.NativeKernel)  # the child saved its machine code too
         assert jit.note() == "" and not jit.compiling()
@@ -132,20 +117,9 @@ def test_a_command_starts_the_compile_after_a_short_run_or_as_it_exits():
                     break
                 assert time.monotonic() < deadline, "no child compiled the kernel"
                 time.sleep(1.0)
-            while any(_compiles_into(cache)):  # let it finish before its folder goes
+            while any(compiles_into(cache)):  # let it finish before its folder goes
                 assert time.monotonic() < deadline
                 time.sleep(0.2)
-
-
-def _compiles_into(cache: str):
-    """The compiles (``python -m tumble.physics.compiled.jit``) running with NUMBA_CACHE_DIR ``cache``."""
-    for proc in Path("/proc").iterdir():
-        try:
-            if (proc.name.isdigit() and b"tumble.physics.compiled.jit" in (proc / "cmdline").read_bytes()
-                    and f"NUMBA_CACHE_DIR={cache}".encode() in (proc / "environ").read_bytes().split(b"\0")):
-                yield int(proc.name)
-        except OSError:
-            continue
 
 
 def test_a_failed_child_leaves_the_compile_to_a_thread():
@@ -156,9 +130,9 @@ def test_a_failed_child_leaves_the_compile_to_a_thread():
         jit._spawn = lambda name: subprocess.Popen([sys.executable, "-c", "exit(3)"])
         assert not jit.is_compiled(jit.kernel("run_euler"))
         job = jit._jobs["run_euler"]
-        assert job.child.wait() == 3
+        assert job.child.wait(timeout=600) == 3
         assert not jit.is_compiled(jit.kernel("run_euler"))  # a thread compiles it here
-        job.thread.join()
+        job.thread.join(600)
         assert jit.is_compiled(jit.kernel("run_euler"))
         print("compiled on a thread")
     """)
@@ -172,7 +146,9 @@ def test_a_run_started_while_anothers_compile_goes_on_waits_for_that_one():
         jit.SPAWN_DELAY_S = 0
         # stands for the compile a run just before this one left behind, named in its marker
         other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "tumble.physics.compiled.jit"])
+        deadline = time.monotonic() + 60
         while not jit._is_compile(other.pid):  # until the child has replaced the fork of this process
+            assert time.monotonic() < deadline, "the stand-in compile never started"
             time.sleep(0.01)
         jit._spawn = lambda *names: sys.exit("a second compile was started")
         marker = jit.Path(jit.tempfile.gettempdir()) / f"tumble-jit-{jit._cache_key('run_euler')}.pid"
@@ -181,9 +157,9 @@ def test_a_run_started_while_anothers_compile_goes_on_waits_for_that_one():
         job = jit._jobs["run_euler"]
         assert job.child.pid == other.pid and jit.note().startswith("compiling euler")
         assert not jit.is_compiled(jit.kernel("run_euler"))  # still compiling elsewhere
-        other.kill(); other.wait()
+        other.kill(); other.wait(timeout=60)
         assert not jit.is_compiled(jit.kernel("run_euler"))  # a thread loads it (compiles it here)
-        job.thread.join()
+        job.thread.join(600)
         assert jit.is_compiled(jit.kernel("run_euler"))
         marker.unlink()
         print("waited for the other compile")
@@ -196,7 +172,7 @@ def test_a_cached_kernel_is_loaded_at_once_or_by_a_thread_in_the_window():
         from tumble.physics.compiled import jit
         with jit.never_waiting():  # as the window's simulation thread: the body moves meanwhile
             assert not jit.is_compiled(jit.kernel("run_euler"))
-            jit._jobs["run_euler"].thread.join()
+            jit._jobs["run_euler"].thread.join(600)
             assert jit.is_compiled(jit.kernel("run_euler")) and not jit.note()
         print("loaded by a thread")
     """)

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import refused, tumble
 
 #: top-level packages only a drawing command may import
 DRAWING = ("PyQt5", "vtkmodules", "pyvista", "pyvistaqt", "pyqtgraph", "matplotlib", "trimesh")
@@ -64,9 +65,5 @@ def test_presets_lists_each_presets_own_description():
 def test_no_display_is_one_line_saying_how_to_run_headless_and_exit_2(argv, tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     env["XDG_CONFIG_HOME"] = str(tmp_path)  # no last scenario of the user's
-    res = subprocess.run([sys.executable, "-m", "tumble", *argv], cwd=tmp_path, env=env, capture_output=True,
-                         text=True, timeout=300)
-    lines = res.stderr.strip().splitlines()
-    assert res.returncode == 2 and len(lines) == 1, res.stderr
-    assert "no display found" in lines[0] and "xvfb-run -a tumble" in lines[0] and "tumble export" in lines[0]
+    refused(tumble(*argv, cwd=tmp_path, env=env, timeout=300), "no display found", "xvfb-run -a tumble", "tumble export")
     assert not list(tmp_path.glob("*.png"))

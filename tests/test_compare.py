@@ -5,11 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import subprocess
-import tempfile
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,20 +25,7 @@ from tumble.simulation.compare import (
     variant,
 )
 from tumble.simulation.stability_job import StabilityJob
-from cli_run import headless_env, tumble_headless as tumble
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def mp4_frames(path) -> list:
-    """Every frame, decoded by ffmpeg to PNGs (as tests/test_export.py does)."""
-    import imageio.v3 as iio
-    import imageio_ffmpeg
-
-    with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run([imageio_ffmpeg.get_ffmpeg_exe(), "-v", "error", "-i", str(path), "-fps_mode", "passthrough",
-                        f"{tmp}/%05d.png"], check=True, capture_output=True)
-        return [iio.imread(p) for p in sorted(Path(tmp).iterdir())]
+from conftest import headless_env, mp4_frames, refused, tumble_headless as tumble
 
 
 # ------------------------------------------------------------------ the pair
@@ -105,10 +89,12 @@ def test_the_stability_job_computes_the_map_and_its_grid():
     job = StabilityJob(sc.rigid_body, float(np.linalg.norm(sc.angular_velocity)), 200, 5.0)
     seen = []
     job.start()
+    deadline = time.monotonic() + 120  # a map of 200 spins over 5 s takes a second or two
     while job.is_alive():
+        assert time.monotonic() < deadline, "the stability job never ended"
         seen.append(job.progress)
         time.sleep(0.005)
-    job.join()
+    job.join(5)
     assert job.error is None and job.finished
     res = job.result
     assert res is not None and job.progress == 1.0
@@ -173,8 +159,5 @@ def test_export_view_compare_draws_both_labelled_bodies_headless(tmp_path):
     (["--view", "nope", "--out", "{d}/x.mp4"], "invalid choice: 'nope'"),
 ])
 def test_bad_compare_export_input_is_one_line_exit_2(tmp_path, args, message):
-    res = tumble("export", "t-handle", *[a.format(d=tmp_path) for a in args])
-    assert res.returncode == 2
-    lines = [line for line in res.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and message in lines[0], res.stderr
+    refused(tumble("export", "t-handle", *[a.format(d=tmp_path) for a in args]), message)
     assert not list(tmp_path.iterdir())

@@ -3,6 +3,7 @@ one line, a stray print does not break the pipe, memory is capped, and Cancel ki
 whatever it is doing (a job after that gets a new worker)."""
 
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -11,6 +12,9 @@ from tumble.gui.recordings.child import MEMORY_BYTES, fit_task
 from tumble.gui.recordings.job import JobFailed, RecordingJob, Worker
 from tumble.physics.errors import ParameterError
 from tumble.throws.fitting.edges import FitCancelled
+
+#: the longest a test waits for the worker's job to say something or to end (s)
+WAIT_S = 60
 
 
 def counting_task(n, *, progress):
@@ -72,10 +76,13 @@ def test_a_recording_too_big_for_the_memory_is_named(worker, tmp_path):
 def test_cancel_kills_the_worker_whatever_it_does(worker):
     job = RecordingJob(worker, stuck_task)
     job.start()
+    deadline = time.monotonic() + WAIT_S
     while job.take()[0][1] != "stuck":
+        assert time.monotonic() < deadline, "the task never said it was stuck"
         job.thread.join(0.01)
     job.cancel.set()
-    job.thread.join()
+    job.thread.join(WAIT_S)
+    assert not job.thread.is_alive()
     assert job.outcome == ("cancelled", None) and not worker.alive
     with pytest.raises(JobFailed, match="stopped|killed"):
         worker.run(counting_task, (1,), lambda: False, lambda *_: None)

@@ -33,9 +33,8 @@ from tumble.export.settings import GIF_DEFAULT_FPS, GIF_DEFAULT_SIZE
 from tumble.physics.errors import ParameterError
 from tumble.scenario import SolverSpec, load
 from tumble.scene.style import AXIS_COLORS, BACKGROUND
-from cli_run import headless_env, tumble_headless as tumble
+from conftest import CHILD_S, ROOT, Running, headless_env, mp4_frames, refused, tumble_headless as tumble
 
-ROOT = Path(__file__).resolve().parents[1]
 SMALL = ["--size", "320x240"]
 CLIP = ["--duration", "2", "--fps", "15"]  # 30 frames
 
@@ -48,19 +47,9 @@ def ffmpeg_exe() -> str:
 
 def mp4_stream_info(path) -> str:
     """ffmpeg's one-line description of the video stream (codec, pixel format, size, fps)."""
-    res = subprocess.run([ffmpeg_exe(), "-hide_banner", "-i", str(path)], capture_output=True, text=True)
+    res = subprocess.run([ffmpeg_exe(), "-hide_banner", "-i", str(path)], capture_output=True, text=True,
+                         timeout=CHILD_S)
     return next(line for line in res.stderr.splitlines() if "Video:" in line)
-
-
-def mp4_frames(path) -> list:
-    """Every frame, decoded by ffmpeg to PNGs and read with imageio (subprocess.run closes
-    every pipe; imageio's streaming readers leave some to the garbage collector)."""
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run([ffmpeg_exe(), "-v", "error", "-i", str(path), "-fps_mode", "passthrough",
-                        f"{tmp}/%05d.png"], check=True, capture_output=True)
-        return [iio.imread(p) for p in sorted(Path(tmp).iterdir())]
 
 
 def leftovers(folder: Path) -> list:
@@ -263,10 +252,7 @@ def test_a_data_export_reports_its_progress_and_an_interrupt_leaves_nothing(t_ha
 ])
 def test_bad_input_is_one_line_exit_2_and_no_file(tmp_path, args, flag):
     res = tumble("export", "t-handle", *[a.format(d=tmp_path) for a in args], timeout=60)
-    assert res.returncode == 2, res.stderr
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1, res.stderr
-    assert flag in lines[0] and " must " in lines[0] and "got" in lines[0]
+    refused(res, flag, " must ", "got")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -280,8 +266,8 @@ def test_unwritable_folder_is_refused(tmp_path):
         res = tumble("export", "t-handle", "--out", target, timeout=60)
     finally:
         folder.chmod(stat.S_IRWXU)
-    assert res.returncode == 2
-    assert res.stderr.strip() == f"tumble: error: --out must be in a writable folder, got '{target}'"
+    line = refused(res, unwritten=[target])
+    assert line == f"tumble: error: --out must be in a writable folder, got '{target}'"
 
 
 FAILING_FFMPEG = """\
@@ -339,26 +325,18 @@ def test_cancel_leaves_nothing_and_keeps_the_old_file(tmp_path, t_handle, name):
 def test_progress_json_and_cancel_on_stdin(tmp_path):
     """The protocol of the window's dialog: progress lines on stdout, 'cancel' on stdin."""
     out = tmp_path / "long.mp4"
-    proc = subprocess.Popen([sys.executable, "-m", "tumble", "export", "t-handle", "--out", str(out),
-                             "--duration", "20", "--fps", "30", *SMALL, "--progress-json"], cwd=ROOT,
-                            env=headless_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
+    with Running("export", "t-handle", "--out", out, "--duration", "20", "--fps", "30", *SMALL, "--progress-json",
+                 env=headless_env(), stdin=True) as child:
         events = []
-        for line in proc.stdout:
+        while line := child.readline():
             event = json.loads(line)
             events.append(event)
             if event["event"] == "progress" and event["done"] >= 10:
-                proc.stdin.write("cancel\n")
-                proc.stdin.flush()
+                child.send("cancel\n")
                 break
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+        _, err = child.finish(timeout=60)
     assert events[0] == {"event": "progress", "done": 0, "total": 600}
-    assert proc.returncode == 1
+    assert child.proc.returncode == 1
     assert err.strip() == "tumble: export cancelled, nothing written"
     assert list(tmp_path.iterdir()) == []
 

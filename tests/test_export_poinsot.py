@@ -3,8 +3,6 @@ run, with the window's own scenes; the command line runs with no display."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import imageio.v3 as iio
 import numpy as np
 import pytest
@@ -13,9 +11,8 @@ from tumble.export import ExportSettings, plan_export, sequence_paths
 from tumble.physics import quaternion as quat
 from tumble.scenario import load
 from tumble.scene.style import BACKGROUND
-from cli_run import tumble_headless as tumble
+from conftest import refused, tumble_headless as tumble
 
-ROOT = Path(__file__).resolve().parents[1]
 BACKGROUND_RGB = np.array([int(BACKGROUND[k:k + 2], 16) for k in (1, 3, 5)])
 #: a pixel counts as drawn when it differs from the background by this much (sum of 0-255 units)
 DRAWN_DISTANCE = 40
@@ -36,9 +33,8 @@ def test_cli_writes_the_poinsot_view_with_no_display(tmp_path):
 
 
 def test_data_formats_are_refused_for_the_view(tmp_path):
-    res = tumble("export", "t-handle", "--view", "poinsot", "--out", tmp_path / "rows.csv")
-    assert res.returncode == 2
-    assert "--out must end in .mp4, .gif or .png with --view poinsot" in res.stderr
+    refused(tumble("export", "t-handle", "--view", "poinsot", "--out", tmp_path / "rows.csv"),
+            "--out must end in .mp4, .gif or .png with --view poinsot")
     assert not list(tmp_path.iterdir())
 
 

@@ -19,6 +19,23 @@ from tumble.throws.live.phyphox_server import PhyphoxReplay
 
 #: how long the phone sleeps in the sleep test (s); TUMBLE_LIVE_SLEEP_S=30 runs the long case
 SLEEP_S = float(os.environ.get("TUMBLE_LIVE_SLEEP_S", "3"))
+#: the longest a helper thread (the phone's own page, a teacher) waits for the stream (s)
+HELPER_S = 20.0
+
+
+def when(predicate, seconds=HELPER_S) -> bool:
+    """Wait in a helper thread until ``predicate()`` holds (True) or ``seconds`` pass (False)."""
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def joined(thread, seconds=HELPER_S) -> bool:
+    thread.join(seconds)
+    return not thread.is_alive()
 
 
 def steady(n=300, spacing=0.01):
@@ -138,15 +155,15 @@ def test_a_clear_whose_full_answer_someone_else_took_is_still_seen():
         f = Follower(replay)
 
         def phone_page():  # the phone's own web page polls too and takes the forced full answer
-            while f.stream.samples < 100:
-                time.sleep(0.01)
+            if not when(lambda: f.stream.samples >= 100):
+                return
             replay.clear()
             PhyphoxClient(replay.url).get_json("/get?gyr_time=1.0&gyrX=1.0|gyr_time")
 
         other = threading.Thread(target=phone_page)
         other.start()
         f.run(lambda f: 1 in f.segments and len(received(f, 1)) > 50, max_s=20)
-        other.join()
+        assert joined(other)
     assert f.kinds().count("cleared") == 1
     assert received(f, 1)[0] < 0.05
 
@@ -172,8 +189,8 @@ def test_a_clear_that_stops_the_phone_until_start_is_pressed():
         f = Follower(replay)
 
         def teacher():  # clears on the phone, then presses start half a second later
-            while f.stream.samples < 100:
-                time.sleep(0.01)
+            if not when(lambda: f.stream.samples >= 100):
+                return
             replay.clear(restart=False)
             time.sleep(0.5)
             PhyphoxClient(replay.url).get_json("/control?cmd=start")
@@ -181,7 +198,7 @@ def test_a_clear_that_stops_the_phone_until_start_is_pressed():
         other = threading.Thread(target=teacher)
         other.start()
         f.run(lambda f: 1 in f.segments and len(received(f, 1)) > 50, max_s=20)
-        other.join()
+        assert joined(other)
     assert f.kinds().count("cleared") == 1
     got = received(f, 1)
     assert got[0] < 0.05 and np.all(np.diff(got) > 0)  # from the restart on, nothing lost

@@ -21,14 +21,14 @@ from tumble.physics.compiled import jit, native, runs
 from tumble.physics.integrators import integrator_options, splitting_order
 from tumble.physics.compiled.kernels import ROW_WIDTH
 
-from test_cold_kernels import W0, _compiles_into, _models
+from conftest import KERNEL_W0, compiles_into, kernel_models
 
 
 def _arguments(model, width, n_bodies=2, n_out=40, every=7):
     """The run kernel's arguments for two bodies of ``model`` (rows ``width`` wide before a
     damper's three), 40 outputs of 7 steps."""
     rows = model.to_rows(*(np.broadcast_to(a, (n_bodies, len(a))).copy() for a in
-                           (np.zeros(3), np.zeros(3), np.array([1.0, 0, 0, 0]), W0)), width)
+                           (np.zeros(3), np.zeros(3), np.array([1.0, 0, 0, 0]), KERNEL_W0)), width)
     rows[1, 10:13] *= -1.5  # two bodies that differ
     out = np.full((n_out, n_bodies, rows.shape[1]), np.nan)
     return [np.ascontiguousarray(rows), 1e-3, n_out, every, model.params, model.points, model.wforces,
@@ -46,7 +46,7 @@ def _width(name: str) -> int:
 def test_the_machine_code_gives_numbas_results_bit_for_bit(name, case):
     """The saved code is numba's compiled kernel behind a C entry: the same instructions, so the
     same doubles, not merely close ones."""
-    model, _ = _models()[case]
+    model, _ = kernel_models()[case]
     width = _width(name)
     code = native.load(name)
     assert code is not None, f"no machine code saved for {name} (the session's compile_now saves it)"
@@ -58,7 +58,7 @@ def test_the_machine_code_gives_numbas_results_bit_for_bit(name, case):
 
 
 def test_a_failure_is_reported_as_numba_reports_it():
-    model, _ = _models()["free"]
+    model, _ = kernel_models()["free"]
     args = _arguments(model, ROW_WIDTH)
     args[0][1, 10:13] = [2e6, 0.0, 0.0]  # past OMEGA_LIMIT from the start: body 1 fails at step 1
     assert native.load("run_rk4")(*args) == (1, 1, 1)
@@ -73,7 +73,7 @@ def test_a_failure_is_reported_as_numba_reports_it():
     (8, np.zeros((3, 2, ROW_WIDTH)), ValueError),  # n_out is 40
 ])
 def test_arguments_of_another_type_or_shape_are_refused_before_the_call(index, value, error):
-    model, _ = _models()["free"]
+    model, _ = kernel_models()["free"]
     args = _arguments(model, ROW_WIDTH)
     args[index] = value
     with pytest.raises(error):
@@ -186,7 +186,7 @@ def test_a_kernel_cached_by_numba_alone_gets_its_machine_code_from_a_child():
         while not saved[0].exists():  # renamed into place whole by the child
             assert time.monotonic() < deadline, "no child saved the machine code"
             time.sleep(0.2)
-        while any(_compiles_into(cache)):  # the child removes the stale file, then exits
+        while any(compiles_into(cache)):  # the child removes the stale file, then exits
             assert time.monotonic() < deadline
             time.sleep(0.2)
         second = _python("""

@@ -3,9 +3,9 @@
 import subprocess
 import sys
 import zipfile
-from pathlib import Path
 
 import pytest
+from conftest import ROOT, tumble
 
 from tumble import __version__
 
@@ -26,7 +26,6 @@ def test_every_subpackage_is_listed_for_the_wheel(root):
     assert "tumble.resources" in listed
 
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -56,9 +55,8 @@ def test_the_wheel_has_the_package_version(wheel):
     assert wheel.name.startswith(f"tumble-{__version__}-")
 
 
-def test_version_flag(root):
-    done = subprocess.run([sys.executable, "-m", "tumble", "--version"], capture_output=True, text=True,
-                          timeout=60, cwd=root)
+def test_version_flag():
+    done = tumble("--version", timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"tumble {__version__}"
 

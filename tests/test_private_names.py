@@ -7,8 +7,9 @@ import ast
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
-APP = Path(__file__).resolve().parents[1] / "app"
+APP = ROOT / "app"
 #: the packages and modules scanned: all of app/
 SCANNED = tuple(sorted(p.name for p in APP.iterdir() if p.is_dir() and (p / "__init__.py").exists())) + tuple(
     sorted(p.name for p in APP.glob("*.py")))

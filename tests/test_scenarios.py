@@ -1,11 +1,10 @@
 """Scenario files and presets: every validation rule, through the loader and the CLI."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from conftest import refused, tumble
 
 from tumble.physics.errors import ParameterError
 from tumble.scenario import dumps, load, loads_toml, preset_names, presets
@@ -98,14 +97,9 @@ def test_cli_exits_2_with_one_line(tmp_path, old, new, field):
     path.write_text(GOOD.replace(old, new, 1))
     out = tmp_path / "out.csv"
     out.write_text("precious")
-    res = subprocess.run([sys.executable, "-m", "tumble", "simulate", str(path), "--out", str(out)],
-                         capture_output=True, text=True)
-    assert res.returncode == 2
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and field in lines[0] and "Traceback" not in res.stderr
-    assert out.read_text() == "precious"  # an existing file is never touched by a failed run
-    res = subprocess.run([sys.executable, "-m", "tumble", "inspect", str(path)], capture_output=True, text=True)
-    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
+    # an existing file is never touched by a failed run
+    refused(tumble("simulate", path, "--out", out), field, unwritten=[(out, "precious")])
+    refused(tumble("inspect", path))
 
 
 @pytest.mark.parametrize("args,flag", [
@@ -117,17 +111,12 @@ def test_cli_exits_2_with_one_line(tmp_path, old, new, field):
 ])
 def test_cli_flags_are_validated(tmp_path, args, flag):
     out = tmp_path / "o.csv"
-    res = subprocess.run([sys.executable, "-m", "tumble", "simulate", "boxes-complex", *args, "--out", str(out)],
-                         capture_output=True, text=True)
-    assert res.returncode == 2 and flag in res.stderr and len(res.stderr.strip().splitlines()) == 1
-    assert not out.exists()
+    refused(tumble("simulate", "boxes-complex", *args, "--out", out), flag, unwritten=[out])
 
 
 def test_cli_out_rules(tmp_path):
     for out, word in [(tmp_path / "x.txt", ".csv"), (tmp_path / "missing" / "x.csv", "folder")]:
-        res = subprocess.run([sys.executable, "-m", "tumble", "simulate", "boxes-simple", "--out", str(out)],
-                             capture_output=True, text=True)
-        assert res.returncode == 2 and word in res.stderr and len(res.stderr.strip().splitlines()) == 1
+        refused(tumble("simulate", "boxes-simple", "--out", out), word, unwritten=[out])
 
 
 def test_presets_are_all_valid_and_described():
@@ -155,8 +144,7 @@ def test_simulate_csv_and_npz_contract(tmp_path):
     csv = tmp_path / "a.csv"
     npz = tmp_path / "a.npz"
     for out in (csv, npz):
-        res = subprocess.run([sys.executable, "-m", "tumble", "simulate", "boxes-complex", "--duration", "1",
-                              "--sample", "0.1", "--out", str(out)], capture_output=True, text=True)
+        res = tumble("simulate", "boxes-complex", "--duration", "1", "--sample", "0.1", "--out", out)
         assert res.returncode == 0, res.stderr
     assert csv.read_text().splitlines()[0] == ",".join(cols)
     data = np.loadtxt(csv, delimiter=",", skiprows=1)
@@ -170,8 +158,7 @@ def test_simulate_csv_and_npz_contract(tmp_path):
 
 
 def test_inspect_json_keys_and_values():
-    res = subprocess.run([sys.executable, "-m", "tumble", "inspect", "boxes-complex", "--json"],
-                         capture_output=True, text=True)
+    res = tumble("inspect", "boxes-complex", "--json")
     assert res.returncode == 0, res.stderr
     info = json.loads(res.stdout)
     for key in ["mass", "inertia", "principal_moments", "principal_axes", "intermediate_axis",
@@ -181,6 +168,5 @@ def test_inspect_json_keys_and_values():
     np.testing.assert_allclose(info["intermediate_axis"], [0, 1, 0], atol=1e-15)
     np.testing.assert_allclose(info["L0"], [0.1 * 0.97 / 1.2, 5 * 0.82 / 1.2, 0.1 * 0.17 / 1.2], rtol=1e-14)
     assert info["flip_period"] == pytest.approx(3.02842207901, rel=1e-9)
-    stable = json.loads(subprocess.run([sys.executable, "-m", "tumble", "inspect", "boxes-simple", "--json"],
-                                       capture_output=True, text=True).stdout)
+    stable = json.loads(tumble("inspect", "boxes-simple", "--json").stdout)
     assert stable["flip_period"] is None

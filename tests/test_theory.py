@@ -18,11 +18,10 @@ where they come from:
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+from conftest import tumble
 
 from tumble.cli.core import main
 from tumble.physics import exact, theory
@@ -474,7 +473,6 @@ def test_inspect_text_prints_the_theory(capsys):
 
 
 def test_inspect_entry_point_prints_null_json():
-    res = subprocess.run([sys.executable, "-m", "tumble", "inspect", "symmetric-top", "--json"],
-                         capture_output=True, text=True)
+    res = tumble("inspect", "symmetric-top", "--json")
     assert res.returncode == 0, res.stderr
     assert '"montgomery_phase": null' in res.stdout

@@ -5,6 +5,7 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from conftest import refused, tumble_here
 
 from tumble.cli.core import main
 from tumble.throws.fitting import report
@@ -118,8 +119,6 @@ def test_long_recordings_are_differentiated_in_bounded_memory():
 
 
 def test_exclude_names_a_flight_or_is_refused(one, capsys):
-    assert main(["fit", str(one), "--exclude", "500"]) == 2
-    err = capsys.readouterr().err
-    assert err.startswith("tumble: error: --exclude") and len(err.strip().splitlines()) == 1
-    assert main(["fit", str(one), "--json", "--exclude", "1.5"]) == 2  # the only flight: nothing left to fit
-    assert "leave at least one flight" in capsys.readouterr().err
+    assert refused(tumble_here(capsys, "fit", one, "--exclude", "500")).startswith("tumble: error: --exclude")
+    # the only flight: nothing left to fit
+    refused(tumble_here(capsys, "fit", one, "--json", "--exclude", "1.5"), "leave at least one flight")

@@ -10,6 +10,7 @@ import json
 
 import numpy as np
 import pytest
+from conftest import refused, tumble_here
 
 from tumble.cli.core import main
 from tumble.scenario import load
@@ -96,9 +97,7 @@ def test_the_library_is_the_command(fitted, capsys):
 def test_bad_lead_and_windows_are_one_line_exit_2(fitted, capsys):
     toml, later, _, _, _ = fitted
     for args in (["--lead", "0"], ["--horizon", "1e9"], ["--flights", "100:101"], ["--lead", "nan"]):
-        assert main(["predict", str(toml), str(later), *args]) == 2
-        err = capsys.readouterr().err
-        assert len(err.strip().splitlines()) == 1 and err.startswith("tumble: error:")
+        assert refused(tumble_here(capsys, "predict", toml, later, *args)).startswith("tumble: error:")
 
 
 def test_auto_finds_the_launch_of_a_clip_ending_just_after_the_release(fitted):

@@ -4,8 +4,8 @@ import zipfile
 
 import numpy as np
 import pytest
+from conftest import refused, tumble_here
 
-from tumble.cli.core import main
 from tumble.physics.errors import ParameterError
 from tumble.throws.benches import synthetic as syn
 from tumble.throws.recordings.reader import SATURATION_RAD_S, read_recording, saturated_samples
@@ -152,10 +152,6 @@ def test_every_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, arra
     })
     for name, (args, rule) in runs.items():
         extra = [] if "--out" in args else ["--out", str(out), "--plot", str(plot)]
-        code = main(["fit", *args, *extra])
-        captured = capsys.readouterr()
-        lines = captured.err.strip().splitlines()
-        assert code == 2, (name, captured.err)
-        assert len(lines) == 1 and lines[0].startswith("tumble: error: ") and rule in lines[0], (name, lines)
-        assert not out.exists() and not plot.exists(), name
+        line = refused(tumble_here(capsys, "fit", *args, *extra), rule, unwritten=[out, plot])
+        assert line.startswith("tumble: error: "), (name, line)
         assert not list(tmp_path.glob(".fit.*")), name  # no temporary file left either

@@ -10,6 +10,7 @@ import threading
 import time
 
 import pytest
+from conftest import WAIT_MS
 
 # Qt warns (a qWarning, which fails the test) when XDG_RUNTIME_DIR is unset, as it is in
 # containers and CI; give it a private one before any QApplication exists.
@@ -80,7 +81,7 @@ def open_window(qtbot):
         qtbot.addWidget(window)
         if speed is not None:
             window.set_speed(speed)
-        with qtbot.waitSignal(window.first_frame_drawn, timeout=20000):
+        with qtbot.waitSignal(window.first_frame_drawn, timeout=WAIT_MS):
             window.show()
         # window shortcuts (space, R, K) need the window to be the active one
         window.activateWindow()
@@ -88,10 +89,6 @@ def open_window(qtbot):
         return window
 
     return make
-
-
-#: longest wait for a view's first frame (ms)
-FIRST_FRAME_MS = 20000
 
 
 @pytest.fixture
@@ -111,10 +108,33 @@ def open_view(qtbot):
         qtbot.addWidget(window)
         if speed is not None:
             window.set_speed(speed)
-        with qtbot.waitSignal(window.first_frame_drawn, timeout=FIRST_FRAME_MS):
+        with qtbot.waitSignal(window.first_frame_drawn, timeout=WAIT_MS):
             window.show()
         window.activateWindow()
         qtbot.waitUntil(window.isActiveWindow, timeout=5000)
         return window
 
     return make
+
+
+class FakeDialogs:
+    """Stands in for QFileDialog's static functions: records the folder each dialog starts
+    in and answers with the next path queued."""
+
+    def __init__(self, monkeypatch):
+        from PyQt5.QtWidgets import QFileDialog
+
+        self.started_in: list[str] = []
+        self.answers: list[str] = []
+        monkeypatch.setattr(QFileDialog, "getOpenFileName", self._answer)
+        monkeypatch.setattr(QFileDialog, "getSaveFileName", self._answer)
+
+    def _answer(self, parent, title, start, filters, selected=""):
+        self.started_in.append(start if os.path.isdir(start) else os.path.dirname(start))
+        return self.answers.pop(0), selected
+
+
+@pytest.fixture
+def file_dialogs(monkeypatch) -> FakeDialogs:
+    """The file dialogs answered from ``file_dialogs.answers``; where each started in ``started_in``."""
+    return FakeDialogs(monkeypatch)

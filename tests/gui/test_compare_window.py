@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from conftest import WAIT_MS, tumble
 from PyQt5.QtCore import Qt
 from PyQt5.QtGui import QColor, QImage
 
 from tumble.scene.compare import SIDE_COLORS
 from tumble.scene.style import BACKGROUND, GRID_COLOR
 
-ROOT = Path(__file__).resolve().parents[2]
-WAIT_MS = 20000
 #: a pixel counts as drawn when it differs from the background/grid by this much (0-255 units)
 DRAWN_DISTANCE = 40
 
@@ -170,10 +164,8 @@ def test_gui_screenshot_of_the_compare_view(open_compare, tmp_path):
     size = (window.width(), window.height())
     window.close()
     out = tmp_path / "compare.png"
-    env = dict(os.environ)
-    res = subprocess.run([sys.executable, "-m", "tumble", "gui", "boxes-complex", "--view", "compare", "--paused",
-                          "--screenshot", str(out), "--quit-after", "1"], cwd=ROOT, env=env, capture_output=True,
-                         text=True, timeout=120)
+    res = tumble("gui", "boxes-complex", "--view", "compare", "--paused", "--screenshot", out, "--quit-after", "1",
+                 timeout=120)
     assert res.returncode == 0, res.stderr
     image = QImage(str(out))
     assert (image.width(), image.height()) == size

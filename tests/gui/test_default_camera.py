@@ -7,6 +7,7 @@ import colorsys
 
 import numpy as np
 import pytest
+from conftest import WAIT_MS
 
 from tumble.physics import quaternion as quat
 from tumble.scene.style import L_COLOR, OMEGA_COLOR
@@ -107,8 +108,8 @@ def test_the_stability_view_frames_the_spin_for_its_shape(qtbot, tmp_path):
     path.write_text(ERASER, encoding="utf-8")
     window = StabilityWindow(load(str(path)), paused=True, persist=False, directions=100, duration=1.0)
     qtbot.addWidget(window)
-    with qtbot.waitSignal(window.first_frame_drawn, timeout=20000):
+    with qtbot.waitSignal(window.first_frame_drawn, timeout=WAIT_MS):
         window.show()
-    qtbot.waitUntil(lambda: window.result is not None, timeout=20000)
+    qtbot.waitUntil(lambda: window.result is not None, timeout=WAIT_MS)
     qtbot.wait(100)  # the re-fit after the last resize
     _check_arrows(window)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+from conftest import WAIT_MS
 from PyQt5.QtCore import Qt
 
-WAIT_MS = 15000
 
 DRAG_TOML = """\
 name = "dragged box"

@@ -3,27 +3,16 @@ the body; a bad scenario fails with one line before any window opens."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from conftest import refused, tumble
 from PyQt5.QtGui import QColor, QImage
 
 from tumble.scene.style import BACKGROUND, GRID_COLOR
 
-ROOT = Path(__file__).resolve().parents[2]
 #: a pixel counts as drawn when it differs from the background/grid by this much (0-255 units)
 DRAWN_DISTANCE = 40
 
-
-def run_tumble(*args, timeout=120):
-    env = dict(os.environ)
-    env.pop("TUMBLE_DEBUG", None)
-    return subprocess.run([sys.executable, "-m", "tumble", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=timeout)
 
 
 def scene_rect_in_window(open_window):
@@ -39,7 +28,7 @@ def scene_rect_in_window(open_window):
 def test_gui_screenshot_shows_the_body(open_window, tmp_path):
     rect, size = scene_rect_in_window(open_window)
     out = tmp_path / "shot.png"
-    res = run_tumble("gui", "boxes-complex", "--paused", "--screenshot", str(out), "--quit-after", "1")
+    res = tumble("gui", "boxes-complex", "--paused", "--screenshot", str(out), "--quit-after", "1")
     assert res.returncode == 0, res.stderr
     assert out.is_file()
     assert not list(tmp_path.glob(".shot.png.*")), "the temporary file of the atomic write was left behind"
@@ -62,7 +51,4 @@ def test_gui_screenshot_shows_the_body(open_window, tmp_path):
     (["gui", "t-handle", "--view", "nope"], "--view must be one of main"),
 ])
 def test_bad_arguments_fail_with_one_line_before_a_window(args, message):
-    res = run_tumble(*args, timeout=60)
-    assert res.returncode == 2
-    lines = [line for line in res.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and message in lines[0], res.stderr
+    refused(tumble(*args, timeout=60), message)

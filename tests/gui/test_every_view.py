@@ -5,6 +5,7 @@ from __future__ import annotations
 import imageio.v3 as iio
 import numpy as np
 import pytest
+from conftest import WAIT_MS
 
 from tumble.views import get_view, view_names
 
@@ -13,7 +14,6 @@ from tumble.views import get_view, view_names
 POSE_TOLERANCE = 1e-12
 #: the window is stepped (paused) until its runs pass this simulated time (s)
 STEP_TO_S = 1.5
-WAIT_MS = 30_000
 #: a pixel of the scene differs from the background by more than this (0-255, any channel)
 PIXEL_CONTRAST = 40
 

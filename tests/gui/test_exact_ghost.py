@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import WAIT_MS
 
 from tumble.physics import quaternion as quat
 from tumble.physics.reference import ExactReference
 
-WAIT_MS = 20000
 
 
 def settle_paused(window, qtbot):

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import WAIT_MS
 from PyQt5.QtCore import Qt
 from PyQt5.QtWidgets import QPushButton
 
@@ -140,7 +141,7 @@ def test_closing_kills_a_child_that_does_not_stop_and_removes_its_partial_file(q
     qtbot.addWidget(dialog)
     dialog.show()
     dialog.start_export()
-    qtbot.waitUntil(lambda: len(list(folder.iterdir())) == 2 and dialog.progress.maximum() == 50, timeout=20000)
+    qtbot.waitUntil(lambda: len(list(folder.iterdir())) == 2 and dialog.progress.maximum() == 50, timeout=WAIT_MS)
     started = time.monotonic()
     qtbot.keyClick(dialog, Qt.Key_Escape)
     assert time.monotonic() - started < CLOSE_BOUND_S

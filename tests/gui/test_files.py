@@ -5,28 +5,11 @@ from __future__ import annotations
 
 import os
 
-from PyQt5.QtWidgets import QFileDialog
-
 from tumble.scenario import load
 
 
-class FakeDialogs:
-    """Stands in for QFileDialog's static functions: records the folder each dialog starts
-    in and answers with the next path queued."""
-
-    def __init__(self, monkeypatch):
-        self.started_in: list[str] = []
-        self.answers: list[str] = []
-        monkeypatch.setattr(QFileDialog, "getOpenFileName", self._answer)
-        monkeypatch.setattr(QFileDialog, "getSaveFileName", self._answer)
-
-    def _answer(self, parent, title, start, filters, selected=""):
-        self.started_in.append(start if os.path.isdir(start) else os.path.dirname(start))
-        return self.answers.pop(0), selected
-
-
-def test_save_open_and_the_last_folder(open_window, qtbot, monkeypatch, tmp_path):
-    dialogs = FakeDialogs(monkeypatch)
+def test_save_open_and_the_last_folder(open_window, qtbot, file_dialogs, tmp_path):
+    dialogs = file_dialogs
     folder = tmp_path / "lecture"
     folder.mkdir()
     window = open_window("rocket-top", paused=True)
@@ -51,8 +34,8 @@ def test_save_open_and_the_last_folder(open_window, qtbot, monkeypatch, tmp_path
     assert str(folder / "shot.png") in window.statusBar().currentMessage()
 
 
-def test_the_last_folder_outlives_the_window_and_serves_every_view(open_window, open_view, monkeypatch, tmp_path):
-    dialogs = FakeDialogs(monkeypatch)
+def test_the_last_folder_outlives_the_window_and_serves_every_view(open_window, open_view, file_dialogs, tmp_path):
+    dialogs = file_dialogs
     window = open_window("t-handle", paused=True)
     dialogs.answers.append(str(tmp_path / "t.toml"))
     window.save_scenario()

@@ -7,11 +7,11 @@ import math
 import re
 
 import numpy as np
+from conftest import WAIT_MS
 from tumble.gui.panels.gyro_editor import SLIDER_STEPS
 from tumble.physics import gyrostat
 from tumble.physics.diagnostics import rotational_energy
 
-WAIT_MS = 20000
 
 
 def latest(window):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import refused, tumble
 from PyQt5.QtCore import Qt
 
 from tumble.throws.benches import synthetic as syn
@@ -85,8 +86,6 @@ def test_the_url_is_remembered(open_window, qtbot, phone):
 
 
 def test_tumble_gui_live_takes_a_screenshot(tmp_path, phone):
-    from cli_run import tumble
-
     shot = tmp_path / "live.png"
     res = tumble("gui", "--live", phone.url, "--screenshot", shot, "--quit-after", "8", timeout=240)
     assert res.returncode == 0, res.stderr
@@ -94,7 +93,4 @@ def test_tumble_gui_live_takes_a_screenshot(tmp_path, phone):
 
 
 def test_tumble_gui_live_refuses_a_bad_url():
-    from cli_run import tumble
-
-    res = tumble("gui", "--live", "ftp://phone:8080", timeout=120)
-    assert res.returncode == 2 and "URL must" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    refused(tumble("gui", "--live", "ftp://phone:8080", timeout=120), "URL must")

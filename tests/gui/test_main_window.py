@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import WAIT_MS
 from PyQt5.QtCore import Qt
 
 from tumble.physics.analysis import predicted_flip_period
 from tumble.scenario import load
 
-WAIT_MS = 15000
 
 
 def latest(window):
@@ -36,9 +36,10 @@ def test_boxes_complex_flips_within_the_predicted_period(open_window, qtbot):
     period = predicted_flip_period(sc.rigid_body, sc.angular_velocity)
     assert period is not None and 2.0 < period < 4.0
     window = open_window("boxes-complex", speed=10.0)
+    run_id = latest(window).run_id
     qtbot.waitUntil(lambda: latest(window).flips >= 1, timeout=WAIT_MS)
     snap = latest(window)
-    assert snap.run_id == latest(window).run_id
+    assert snap.run_id == run_id  # the flip belongs to the run the window opened with
     assert 0.0 < snap.flip_times[0] <= period
     assert snap.predicted_flip_period == pytest.approx(period)
     qtbot.waitUntil(lambda: "flips" in window.status_labels["flips"].text()

@@ -7,11 +7,11 @@ import math
 
 import numpy as np
 import pytest
+from conftest import WAIT_MS
 
 from tumble.physics import theory
 from tumble.scenario import LoadSpec, load
 
-WAIT_MS = 30000
 
 
 def dragged(name="t-handle"):
@@ -61,7 +61,7 @@ def test_the_compare_window_s_key_says_l_turns_under_a_drag(qtbot, tmp_path):
 
     window = CompareWindow(dragged(), paused=True, persist=False)
     qtbot.addWidget(window)
-    with qtbot.waitSignal(window.first_frame_drawn, timeout=20000):
+    with qtbot.waitSignal(window.first_frame_drawn, timeout=WAIT_MS):
         window.show()
     qtbot.waitUntil(lambda: "turned by the applied loads" in window.legend.text(), timeout=WAIT_MS)
     assert "fixed in space" not in window.legend.text()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import WAIT_MS
 from PyQt5.QtCore import QPoint, QPointF, Qt
 from PyQt5.QtGui import QWheelEvent
 from PyQt5.QtWidgets import QApplication
@@ -14,7 +15,6 @@ from tumble.gui.panels.describe import period_text
 from tumble.physics.analysis import predicted_flip_period
 from tumble.scenario import load
 
-WAIT_MS = 15000
 #: largest relative rounding of a number shown in a panel field (6 significant digits)
 FIELD_RTOL = 5e-6
 
@@ -143,10 +143,8 @@ def box_tensor(mass, edges):
     return mass / 12 * np.diag([b * b + c * c, a * a + c * c, a * a + b * b])
 
 
-def test_choosing_mesh_loads_a_file_with_its_unit_and_mass(open_window, qtbot, monkeypatch, tmp_path):
-    from tests.gui.test_files import FakeDialogs
-
-    dialogs = FakeDialogs(monkeypatch)
+def test_choosing_mesh_loads_a_file_with_its_unit_and_mass(open_window, qtbot, file_dialogs, tmp_path):
+    dialogs = file_dialogs
     path = brick_stl(tmp_path)
     window = open_window("t-handle", paused=True)
     panel, editor = window.panel, window.panel.body_editor
@@ -191,10 +189,8 @@ def test_choosing_mesh_loads_a_file_with_its_unit_and_mass(open_window, qtbot, m
     assert window.worker.latest().scenario.body.mass is None
 
 
-def test_a_file_that_is_no_solid_is_refused_and_the_body_stays(open_window, monkeypatch, tmp_path):
-    from tests.gui.test_files import FakeDialogs
-
-    dialogs = FakeDialogs(monkeypatch)
+def test_a_file_that_is_no_solid_is_refused_and_the_body_stays(open_window, file_dialogs, tmp_path):
+    dialogs = file_dialogs
     flat = tmp_path / "flat.stl"  # one triangle: no volume
     flat.write_text("solid flat\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nvertex 0 1 0\n"
                     "endloop\nendfacet\nendsolid flat\n")
@@ -265,10 +261,8 @@ def test_after_an_edit_every_text_follows_the_running_scenario(open_window, qtbo
     assert panel.spin_rate.value() == pytest.approx(rate, rel=1e-12)
 
 
-def test_an_opened_file_is_named_not_edited(open_window, qtbot, monkeypatch, tmp_path):
-    from tests.gui.test_files import FakeDialogs
-
-    dialogs = FakeDialogs(monkeypatch)
+def test_an_opened_file_is_named_not_edited(open_window, qtbot, file_dialogs, tmp_path):
+    dialogs = file_dialogs
     path = tmp_path / "lab-brick.toml"
     path.write_text('name = "Lab brick"\ndescription = "the brick of Tuesday\'s lab"\n[body]\nshape = "box"\n'
                     'mass = 0.123456789\nsize = [0.0512345678, 0.1, 0.2]\n[initial]\n'
@@ -296,7 +290,7 @@ def test_a_spin_near_the_major_axis_is_not_described_as_flipping(open_window, qt
     sc = base.replace(name=f"{base.name} (from the stability map)", angular_velocity=tuple(w0))
     window = MainWindow(sc, persist=False)
     qtbot.addWidget(window)
-    with qtbot.waitSignal(window.first_frame_drawn, timeout=20000):
+    with qtbot.waitSignal(window.first_frame_drawn, timeout=WAIT_MS):
         window.show()
     text = window.panel.description.text()
     assert "flips about every" not in text and "does not flip" in text

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import WAIT_MS
 from PyQt5.QtWidgets import QGraphicsTextItem
 
-WAIT_MS = 20000
 
 
 def _sideways_texts(widget) -> list:

@@ -5,32 +5,20 @@ point's screenshot shows the ellipsoid."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from conftest import WAIT_MS, tumble
 from PyQt5.QtGui import QColor, QImage
 
 from tumble.physics import quaternion as quat
 from tumble.scene.style import BACKGROUND
 
-ROOT = Path(__file__).resolve().parents[2]
-WAIT_MS = 20000
 #: a pixel counts as drawn when it differs from the background by this much (0-255 units)
 DRAWN_DISTANCE = 40
 
 #: rk4 at dt 1e-3 keeps 2T and |L| to about 1e-12 relative over these runs; drawing must add nothing
 RK4_REL = 1e-9
 
-
-def run_tumble(*args, timeout=120):
-    env = dict(os.environ)
-    env.pop("TUMBLE_DEBUG", None)
-    return subprocess.run([sys.executable, "-m", "tumble", *args], cwd=ROOT, env=env, capture_output=True,
-                          text=True, timeout=timeout)
 
 
 def settle_paused(window, qtbot):
@@ -173,7 +161,7 @@ def test_poinsot_screenshot_from_the_entry_point_shows_the_ellipsoid(open_view, 
     size = (window.width(), window.height())
     window.close()
     out = tmp_path / "poinsot.png"
-    res = run_tumble("gui", "t-handle", "--view", "poinsot", "--paused", "--screenshot", str(out),
+    res = tumble("gui", "t-handle", "--view", "poinsot", "--paused", "--screenshot", str(out),
                      "--quit-after", "1")
     assert res.returncode == 0, res.stderr
     image = QImage(str(out))

@@ -2,14 +2,12 @@
 phyphox folders that starts where the last one was chosen; the import dialog follows the window
 the user sees (View > Poinsot) and closes with it."""
 
-import os
 import shutil
-import subprocess
-import sys
 import zipfile
 
 import numpy as np
 import pytest
+from conftest import tumble
 from PyQt5 import sip
 from PyQt5.QtCore import QMimeData, QPoint, Qt, QUrl
 from PyQt5.QtGui import QDragEnterEvent, QDropEvent
@@ -56,10 +54,7 @@ def test_the_real_entry_point_runs_with_a_recording(recording, tmp_path):
     """``tumble gui "Gyroscope rotation rate ....csv"`` once said the file is not valid TOML."""
     csv = tmp_path / "Gyroscope rotation rate 2026-11-27 09-41-07.csv"
     shutil.copy(recording / "Raw Data.csv", csv)
-    env = dict(os.environ)
-    env.pop("TUMBLE_DEBUG", None)
-    done = subprocess.run([sys.executable, "-m", "tumble", "gui", str(csv), "--paused", "--quit-after", "1"],
-                          env=env, capture_output=True, text=True, timeout=300)
+    done = tumble("gui", csv, "--paused", "--quit-after", "1", timeout=300)
     assert done.returncode == 0, done.stderr
     assert "TOML" not in done.stderr
 

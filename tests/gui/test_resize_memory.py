@@ -10,12 +10,13 @@ only grows as sizes change). The windows set a fixed threshold (app.gui.common.h
 from __future__ import annotations
 
 import pytest
+from conftest import WAIT_MS
 
 #: drags of the window's corner from small to full size, and the sizes each passes through
 DRAGS, STEPS = 5, 10
 SMALL, FULL = (700, 450), (1600, 1000)
-#: the stability map of t-handle (2000 directions over 20 s) takes a few seconds
-MAP_WAIT_MS = 60000
+#: the stability map of t-handle (2000 directions over 20 s) takes a few seconds: twice a window's wait
+MAP_WAIT_MS = 2 * WAIT_MS
 
 
 def rss_mb() -> float:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from conftest import WAIT_MS
 from PyQt5.QtCore import Qt
 from PyQt5.QtWidgets import QCheckBox, QToolBar
 
 from tumble.scenario import SolverSpec, dumps, load
 
-WAIT_MS = 20000
 #: the short run these tests play (s of simulated time)
 DURATION = 1.5
 

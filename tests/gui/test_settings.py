@@ -4,16 +4,14 @@ status bar names the file and the key."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import tumble
 from PyQt5.QtCore import QByteArray
 
 from tumble.gui.common import settings as keys
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def write_ini(folder: Path, text: str) -> Path:
@@ -82,9 +80,7 @@ def test_a_last_scenario_that_no_longer_loads_is_noted(private_settings):
 def test_tumble_gui_starts_with_a_bad_speed(private_settings, speed):
     write_ini(private_settings, f"[playback]\nspeed={speed}\n")
     env = dict(os.environ, XDG_CONFIG_HOME=str(private_settings))
-    env.pop("TUMBLE_DEBUG", None)
-    res = subprocess.run([sys.executable, "-m", "tumble", "gui", "t-handle", "--paused", "--quit-after", "0.2"],
-                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    res = tumble("gui", "t-handle", "--paused", "--quit-after", "0.2", env=env, timeout=120)
     assert res.returncode == 0, res.stderr
     assert "error" not in res.stderr
 

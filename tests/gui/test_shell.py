@@ -4,12 +4,12 @@ on the running scenario, Help, the first frame announced after the paint, errors
 from __future__ import annotations
 
 import pytest
+from conftest import WAIT_MS
 from PyQt5.QtCore import Qt
 
 from tumble import __version__
 from tumble.views import view_names
 
-WAIT_MS = 30000
 VIEWS = view_names()
 #: the stability map the tests compute: small, the tests check the window
 SMALL_MAP = {"directions": 200, "duration": 2.0}

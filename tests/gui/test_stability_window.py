@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from conftest import WAIT_MS, tumble
 from PyQt5.QtCore import Qt
 from PyQt5.QtGui import QColor, QImage
 
-ROOT = Path(__file__).resolve().parents[2]
-WAIT_MS = 30000
 #: small maps: the tests check the window, not the physics (tests/test_stability.py does)
 DIRECTIONS, DURATION = 300, 6.0
 
@@ -164,9 +158,7 @@ def test_gui_screenshot_of_the_stability_view(open_stability, tmp_path):
     stable = [where(90.0, -12.0), where(-90.0, -12.0), where(30.0, 80.0)]  # near the major and minor axes
     window.close()
     out = tmp_path / "stability.png"
-    res = subprocess.run([sys.executable, "-m", "tumble", "gui", "t-handle", "--view", "stability",
-                          "--screenshot", str(out), "--quit-after", "0.5"], cwd=ROOT, env=dict(os.environ),
-                         capture_output=True, text=True, timeout=120)
+    res = tumble("gui", "t-handle", "--view", "stability", "--screenshot", out, "--quit-after", "0.5", timeout=120)
     assert res.returncode == 0, res.stderr
     image = QImage(str(out))
     assert (image.width(), image.height()) == size

@@ -6,13 +6,13 @@ import dataclasses
 
 import numpy as np
 import pytest
+from conftest import WAIT_MS
 
 from tumble.gui.panels.theory_panel import ROWS, _format
 from tumble.physics import exact, theory
 from tumble.scenario import load
 from tumble.simulation.worker import RECORD_INTERVAL_S
 
-WAIT_MS = 30000
 
 
 def test_t_handle_shows_predictions_and_observes_the_polhode_period(open_window, qtbot):

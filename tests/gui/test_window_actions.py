@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+from conftest import WAIT_MS
 from PyQt5.QtCore import Qt
 from PyQt5.QtWidgets import QMainWindow, QToolBar
 
-WAIT_MS = 30000
 
 
 def test_an_action_calls_its_slot_without_the_checked_flag(qtbot):
