@@ -11,7 +11,7 @@ import pytest
 
 import tumble
 from tumble.engines import registry
-from cli_run import tumble as run_tumble
+from conftest import tumble as run_tumble
 
 RUN_KEYS = {"engine", "setting", "version", "dt", "max_orientation_error", "final_L_drift", "final_E_drift",
             "separatrix_ratio", "flips", "flips_reference", "com_error", "seconds", "settings"}

@@ -9,7 +9,7 @@ import pytest
 import tumble
 from tumble.physics import quaternion as quat
 from tumble.physics.reference import ExactReference
-from cli_run import tumble as run_tumble
+from conftest import tumble as run_tumble
 
 #: the T-handle's exact motion, sampled unevenly (times need not be uniform)
 T = np.cumsum(np.r_[0.0, np.tile([0.004, 0.007, 0.011], 200)])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cli_run import tumble_headless
+from conftest import tumble_headless
 
 #: a pixel of a label counts as that colour within this distance (0-255, each channel)
 COLOR_SLACK = 25
@@ -46,7 +46,7 @@ def test_export_refuses_a_fifth_setting_and_a_scenario_with_loads(tmp_path):
 
 
 def test_gui_refuses_engines_with_another_view_in_one_line():
-    from cli_run import tumble
+    from conftest import tumble
 
     res = tumble("gui", "t-handle", "--view", "compare", "--engines", "dart")
     assert res.returncode == 2 and "--engines must go with --view engines" in res.stderr

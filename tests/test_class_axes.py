@@ -11,6 +11,7 @@ import pytest
 from tumble.throws.benches import synthetic as syn
 from tumble.throws.benches.fit_bench import START_TOLERANCE_S, recording_from_arrays
 from tumble.throws.fitting.fit import fit_recordings
+from conftest import tumble
 
 
 def _session(degrees: float, seed: int):
@@ -45,13 +46,10 @@ def test_an_aligned_sensor_gets_no_note():
 
 
 def test_the_command_line_prints_the_note(tmp_path):
-    import subprocess
-    import sys
-
+        
     rec, _ = _session(5.0, seed=32)
     path = syn.write_phyphox(tmp_path / "turned", rec.t, rec.w)
-    res = subprocess.run([sys.executable, "-m", "tumble", "fit", str(path)], capture_output=True, text=True,
-                         timeout=300, cwd=tmp_path)
+    res = tumble("fit", path, timeout=300, cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     notes = [line for line in res.stderr.splitlines() if line.startswith("tumble: note: ")]
     assert len(notes) == 1 and "fit with --axes fit" in notes[0]

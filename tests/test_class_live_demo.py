@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
 import sys
 import threading
 
@@ -15,6 +14,7 @@ import pytest
 from tumble.throws.live.demo import DEMO_SAMPLE, is_demo, start_demo
 from tumble.throws.live.session import LiveSession
 from tumble.throws.recordings.samples import SAMPLES_DIR
+from conftest import tumble
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -27,8 +27,7 @@ DURATION_S = 14
 
 
 def test_live_demo_reports_the_samples_throws_in_real_time(tmp_path):
-    res = subprocess.run([sys.executable, "-m", "tumble", "live", "demo", "--json", "--duration", str(DURATION_S)],
-                         capture_output=True, text=True, cwd=tmp_path, timeout=DURATION_S + 120)
+    res = tumble("live", "demo", "--json", "--duration", DURATION_S, cwd=tmp_path, timeout=DURATION_S + 120)
     assert res.returncode == 0, res.stderr
     events = [json.loads(line) for line in res.stdout.splitlines()]
     assert events[0]["event"] == "connected"

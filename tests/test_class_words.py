@@ -17,11 +17,11 @@ from tumble.physics import analysis, theory
 from tumble.physics.body import from_principal_moments
 from tumble.scenario import load
 from tumble.scene.body_scene import TRAIL_LABEL, legend, trail_label
+from conftest import ROOT, tumble
 
 
 def _run(*args, env=None, cwd=None, timeout=300):
-    return subprocess.run([sys.executable, "-m", "tumble", *map(str, args)], capture_output=True, text=True,
-                          env=env, cwd=cwd, timeout=timeout)
+    return tumble(*args, env=env, cwd=ROOT if cwd is None else cwd, timeout=timeout)
 
 
 def test_a_stable_spin_has_no_growth_rate_and_a_flipping_one_has():

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import tumble
-from test_hostile_support import run_measured
+from conftest import run_measured
 from tumble import ParameterError
 from tumble.physics import diagnostics
 
@@ -153,7 +153,7 @@ def test_the_readme_says_what_the_number_rule_does(tmp_path):
 
 
 def tumble_root():
-    from cli_run import ROOT
+    from conftest import ROOT
 
     return ROOT
 

@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 
-from test_hostile_support import PhoneServer, answer, run_measured
+from conftest import PhoneServer, answer, run_measured
 from tumble import ParameterError
 from tumble.throws.live import client as lc
 from tumble.throws.live.session import SegmentCsv

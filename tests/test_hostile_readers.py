@@ -18,7 +18,7 @@ import zlib
 import numpy as np
 import pytest
 
-from test_hostile_support import run_measured
+from conftest import run_measured
 from tumble import ParameterError
 from tumble.throws.recordings import limits as lim
 from tumble.throws.recordings.reader import read_recording

@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-from test_hostile_support import run_measured
+from conftest import run_measured
 from tumble.throws.fitting import flights as fl
 from tumble.throws.benches import synthetic as syn
 from tumble.throws.fitting.edges import find_flights, refit_start

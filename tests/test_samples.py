@@ -5,7 +5,6 @@ the true body written beside it, and each name taken wherever a recording is."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import zipfile
 
@@ -15,17 +14,12 @@ import pytest
 from tumble.throws.benches import make_samples as mk
 from tumble.throws.recordings.reader import read_recording, read_recordings
 from tumble.throws.recordings.samples import SAMPLES_DIR, find, sample_names, samples
+from conftest import tumble
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
-
-def tumble(*args, cwd, timeout=300) -> subprocess.CompletedProcess:
-    """``tumble ARGS`` in a child process, run from the folder ``cwd`` (not the clone)."""
-    return subprocess.run([sys.executable, "-m", "tumble", *map(str, args)], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout)
-
 
 #: the hidden check's figure: each sample fits to its true ratios within this (absolute)
 RATIO_TOLERANCE = 0.01

@@ -48,7 +48,7 @@ def test_the_phone_dock_follows_the_demo(open_window, qtbot):
 
 
 def test_tumble_gui_live_demo_runs(tmp_path):
-    from cli_run import tumble
+    from conftest import tumble
 
     shot = tmp_path / "demo.png"
     res = tumble("gui", "--live", "demo", "--screenshot", shot, "--quit-after", "6", timeout=240)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from test_hostile_support import PhoneServer, answer
+from conftest import PhoneServer, answer
 
 CONFIG = b'{"title": "Gyroscope"}'
 

@@ -131,7 +131,7 @@ def test_each_flight_of_the_live_strip_has_a_replay_in_3d_button(open_window, qt
 def test_tumble_replay_opens_the_window_and_quits_itself_with_a_screenshot(flight, tmp_path):
     from PyQt5.QtGui import QImage
 
-    from cli_run import tumble
+    from conftest import tumble
 
     folder, *_ = flight
     shot = tmp_path / "replay.png"
