@@ -137,6 +137,9 @@ class FrameComposer:
         if ov.time:
             speed = self.plan.speed
             parts.append(f"t = {t:.2f} s" + (f"  ({speed:g}x)" if speed != 1 else ""))
+            slow = self.plan.time_map
+            if slow is not None and slow.slowed(t):  # slow motion around a flip
+                parts[-1] += f"  slow motion {slow.factor:g}x"
         if ov.flips:
             parts.append("flips: " + (str(flips[0]) if len(flips) == 1 else
                                       " / ".join(f"{side} {n}" for side, n in zip(SIDES, flips))))
