@@ -291,7 +291,8 @@ class MainWindow(ViewWindow):
     def _refresh_status(self, snaps) -> None:
         snap = snaps[0]
         lab = self.status_labels
-        lab["time"].setText(f"t = {snap.t:8.2f} s")
+        slow = f" · slow motion {snap.slowed:g}×" if snap.slowed > 1 else ""  # the clock stays simulated time
+        lab["time"].setText(f"t = {snap.t:8.2f} s{slow}")
         show_run_state(lab["rtf"], snap)
         lab["steps"].setText(f"{snap.steps_per_second:6.0f} steps/s")
         lab["flips"].setText(f"flips {snap.flips}")

@@ -38,6 +38,7 @@ from .live_view import LivePanes
 from ..dialogs.help_dialogs import about_box, shortcuts_dialog
 from ..common.theme import configure_pyqtgraph
 from ..views import view_factory
+from .presentation import DEFAULT_SLOW_FACTOR, Presentation
 from .screen_fit import fit_window, restore_geometry, save_geometry
 from .window_parts import (CameraFitter, RepeatToggle, SpeedControl, add_action, add_status_labels, keep_open,
                            save_window_png)
@@ -128,6 +129,8 @@ class ViewWindow(QMainWindow):
         self.repeat = RepeatToggle(self, repeat, self._set_repeats)
 
         self._build_actions()
+        self.presentation = Presentation(self, self.setting(stored, "slow_flips", False, bool),
+                                         self.setting(stored, "slow_factor", DEFAULT_SLOW_FACTOR, float))
         self._build_toolbar(speed, stored)
         self._build_view_toolbars(stored)
         self._build_menus()
@@ -371,6 +374,7 @@ class ViewWindow(QMainWindow):
         self.view_menu.addSeparator()
         for a in self._commands(self.camera_action) + self._view_actions():
             self.view_menu.addAction(a)
+        self.presentation.add_to_menu(self.view_menu)  # F11, slow motion around the flips
         self.help_menu = bar.addMenu("&Help")
         self.help_menu.addAction(self.shortcuts_action)
         self.help_menu.addAction(self.about_action)
@@ -582,6 +586,7 @@ class ViewWindow(QMainWindow):
         if self._closing:
             super().closeEvent(event)
             return
+        self.presentation.leave()  # the window's own layout is what is saved
         self._closing = True
         for timer in (self.frame_timer, self._worker_fallback, self._first_frame_timer):
             timer.stop()
@@ -610,5 +615,7 @@ class ViewWindow(QMainWindow):
         put("repeat", self.repeat.isChecked())
         put("follow", self.follow_box.isChecked())
         put("trail", self.trail_box.isChecked())
+        put("slow_flips", self.presentation.slow)
+        put("slow_factor", self.presentation.factor)
         self._save_view_settings(stored)
         stored.sync()
