@@ -307,6 +307,9 @@ def open_phone(window, url: str | None = None) -> PhoneDock:
             dock.setFeatures(QDockWidget.NoDockWidgetFeatures)
             dock.setTitleBarWidget(QWidget())
             dock.split.setOrientation(Qt.Vertical)  # the strip over the table, in the tab's height
+            for label in (dock.state_label, dock.ratios_label):  # a long line wraps, never widens the window
+                label.setWordWrap(True)
+                label.setMinimumWidth(1)
             tabs.addTab(dock, "Phone")
             splitter = getattr(window, "splitter", None)  # the scene | tabs split: half the width each
             if splitter is not None:

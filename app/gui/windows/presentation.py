@@ -20,6 +20,7 @@ from PyQt5.QtCore import QObject, Qt, QTimer
 from PyQt5.QtWidgets import QAction, QActionGroup, QDockWidget, QLabel, QToolBar
 
 from ...export.timeline import SLOW_HALF_WINDOW_S, slow_flips_map
+from .screen_fit import screen_of
 from .window_parts import add_action
 
 #: the slow-motion factors offered (times slower around each flip), and the one at first
@@ -134,7 +135,8 @@ class Presentation(QObject):
         self.active = True
         bars = [w.menuBar(), w.statusBar()]
         hidden = [x for x in bars + self._others() if x.isVisible()]
-        self._saved = {"state": w.saveState(), "maximized": w.isMaximized(), "hidden": hidden,
+        self._saved = {"state": w.saveState(), "geometry": w.saveGeometry(), "maximized": w.isMaximized(),
+                       "hidden": hidden,
                        "styles": {label: label.styleSheet() for label in self._labels()}}
         for x in hidden:
             x.hide()
@@ -147,6 +149,8 @@ class Presentation(QObject):
             axes.SetViewport(0.0, 0.0, AXES_SHARE, AXES_SHARE)
         self.action.setChecked(True)
         self.leave_action.setEnabled(True)
+        # without a window manager (a bare X server) the full-screen state alone does not resize it
+        w.setGeometry(screen_of(w).geometry())
         w.showFullScreen()
         self.clock.show()
         self.clock.raise_()
@@ -169,6 +173,8 @@ class Presentation(QObject):
         if axes is not None and "axes" in saved:
             axes.SetViewport(*saved["axes"])
         w.showMaximized() if saved.get("maximized") else w.showNormal()
+        if "geometry" in saved and not saved.get("maximized"):
+            w.restoreGeometry(saved["geometry"])
         for x in saved.get("hidden", ()):
             x.show()
         if "state" in saved:
