@@ -22,6 +22,7 @@ from ..api.arguments import (
     check_out,
     check_out_folder,
     nonnegative,
+    number_flag,
     number_type,
     positive,
     whole,
@@ -141,6 +142,11 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
     g.add_argument("--quit-after", type=nonnegative("--quit-after"), metavar="S",
                    help="seconds of wall time before the screenshot/exit")
     g.add_argument("--live", metavar="URL", help="follow a phone live (phyphox remote access, http://HOST:PORT)")
+    g.add_argument("--presentation", action="store_true",
+                   help="open in presentation mode: the scene alone, full screen, large type, a big clock (F11)")
+    g.add_argument("--slow-flips", metavar="X", type=number_flag("--slow-flips"),
+                   help="slow motion around each flip: X times slower from 0.5 s before each flip to 0.5 s after, "
+                        "1 to 50 (M toggles it)")
     add_throw_parsers(sub)
     from .live import add_live_parsers
     add_live_parsers(sub, COMMANDS)
@@ -293,7 +299,8 @@ def cmd_gui(args) -> int:
         if args.view != "main":
             raise UsageError(f"--live goes with the main view, not --view {args.view}")
     return run_gui(args.scenario, paused=args.paused, view=args.view, screenshot=args.screenshot,
-                   quit_after=args.quit_after, live=args.live)
+                   quit_after=args.quit_after, live=args.live, presentation=args.presentation,
+                   slow_flips=args.slow_flips)
 
 
 COMMANDS = {

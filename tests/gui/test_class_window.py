@@ -144,3 +144,20 @@ def test_m_slows_each_flip_and_the_clock_stays_simulated(open_window, qtbot):
                     timeout=WAIT_MS)
     qtbot.keyClick(window, Qt.Key_M)
     qtbot.waitUntil(lambda: worker.latest().slowed == 1.0, timeout=WAIT_MS)
+
+
+def test_tumble_gui_opens_in_presentation_mode_with_slow_flips(tmp_path):
+    from cli_run import ROOT, headless_env
+
+    shot = tmp_path / "presentation.png"
+    args = [sys.executable, "-m", "tumble", "gui", "t-handle", "--presentation", "--slow-flips", "4",
+            "--screenshot", str(shot), "--quit-after", "1"]
+    res = subprocess.run([_xvfb_run(), "-a", "-s", "-screen 0 1366x768x24", *args], cwd=ROOT, env=headless_env(),
+                         capture_output=True, text=True, timeout=240)
+    assert res.returncode == 0, res.stderr
+    image = QImage(str(shot))
+    assert (image.width(), image.height()) == (1366, 768)  # the scene alone, the whole screen
+    res = subprocess.run([sys.executable, "-m", "tumble", "gui", "t-handle", "--slow-flips", "60"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and res.stderr.strip().splitlines() == [
+        "tumble: error: --slow-flips must be a number from 1 to 50 (times slower around each flip), got 60"]

@@ -39,6 +39,8 @@ from .window_parts import add_action, legend_html, overlay_label, same_start, sh
 
 #: the parameter dock's width at start (px); a layout the user saved wins
 DOCK_WIDTH = 380
+#: the least width of the plots' side (px): their titles ("Angular momentum L, world frame (10⁻⁶ kg m²/s)") whole
+PLOTS_MIN_WIDTH = 400
 #: the least height of each of the L, omega and drift plots (px; its title, ticks and legend
 #: stay readable), and of the time axis under them
 PLOT_MIN_HEIGHT = 90
@@ -108,6 +110,7 @@ class MainWindow(ViewWindow):
         self.side_tabs.setDocumentMode(True)
         self.side_tabs.setTabBarAutoHide(True)  # no tab bar while the plots are the only tab
         self.side_tabs.addTab(right, "Plots")
+        self.side_tabs.setMinimumWidth(PLOTS_MIN_WIDTH)
         self.set_central(self.scene_view, self.side_tabs, (640, 440))
 
         # --- parameter dock
