@@ -1,0 +1,43 @@
+"""Small things seen in front of a class (issue 27, item 10), each checked where it was seen."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import pyvista as pv
+
+from tumble.scene.polhode import PolhodeScene
+from tumble.scenario import load
+
+#: the window's polhode pane (px) and the band its title takes at the top (two lines of 11 pt text)
+POLHODE_PANE = (400, 180)
+TITLE_BAND_PX = 40
+
+
+def _display_y(plotter, point) -> float:
+    """Pixel row of a world point from the top of the plotter's window."""
+    ren = plotter.renderer
+    ren.SetWorldPoint(*point, 1.0)
+    ren.WorldToDisplay()
+    return plotter.window_size[1] - ren.GetDisplayPoint()[1]
+
+
+@pytest.mark.parametrize("preset", ["explorer-1", "t-handle", "tennis-racket"])
+def test_the_polhode_stays_under_its_title(preset):
+    sc = load(preset)
+    plotter = pv.Plotter(off_screen=True, window_size=POLHODE_PANE)
+    try:
+        scene = PolhodeScene(plotter)
+        scene.set_body(sc.rigid_body, sc.angular_velocity)
+        plotter.render()
+        # the ellipsoid's extreme points on screen: its semi-axes' ends, and omega on it
+        body = sc.rigid_body
+        w = np.asarray(sc.angular_velocity, dtype=float)
+        moments, axes = body.principal()
+        semi = np.sqrt(float(w @ body.inertia @ w) / moments)
+        ends = [sign * semi[k] * axes[:, k] for k in range(3) for sign in (1, -1)]
+        rows = [_display_y(plotter, p) for p in ends]
+        assert min(rows) >= TITLE_BAND_PX, f"{preset}: the ellipsoid reaches row {min(rows):.0f}, into the title"
+        assert max(rows) <= POLHODE_PANE[1]  # and it is whole at the bottom
+    finally:
+        plotter.close()
