@@ -41,3 +41,30 @@ def test_the_polhode_stays_under_its_title(preset):
         assert max(rows) <= POLHODE_PANE[1]  # and it is whole at the bottom
     finally:
         plotter.close()
+
+
+def test_a_clip_with_plots_keeps_its_key_off_the_body_and_its_plot_keys_readable(tmp_path):
+    from tumble.export.exporter import FrameComposer
+    from tumble.export.plots import DPI
+    from tumble.export.settings import ExportSettings, Overlay, plan_export
+    from tumble.export.timeline import simulate_timeline
+    from tumble.views import get_view
+
+    sc = load("t-handle")
+    plan = plan_export(sc, ExportSettings(out=tmp_path / "clip.mp4", duration=0.1, with_plots=True,
+                                          overlay=Overlay(legend=True)))
+    spec = get_view("main")
+    composer = FrameComposer(spec, (sc,), plan, [simulate_timeline(sc, plan)])
+    try:
+        scene = composer.view.scenes[spec.panes[0].name]
+        # the key over the scene beside the plots (800 of 1280 px) reaches 45 % across it: the body
+        # (and the omega and L arrows pointing up) is framed below the band it covers
+        assert composer.canvas.legend_right > 0.4 * plan.scene_size[0]
+        assert scene._top_clear == pytest.approx(composer.canvas.legend_reach / plan.size[1])
+        # each plot's key: text of at least 12 px in a 720 px frame (it was 8-9 px)
+        figure = composer.plots.panel.canvas.figure
+        keys = [ax.get_legend() for ax in figure.axes if ax.get_legend() is not None] + list(figure.legends)
+        sizes = [text.get_fontsize() * DPI / 72 for key in keys for text in key.get_texts()]
+        assert sizes and min(sizes) >= 12
+    finally:
+        composer.close()
