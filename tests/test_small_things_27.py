@@ -68,3 +68,12 @@ def test_a_clip_with_plots_keeps_its_key_off_the_body_and_its_plot_keys_readable
         assert sizes and min(sizes) >= 12
     finally:
         composer.close()
+
+
+def test_the_compare_key_names_the_body_axes_it_draws():
+    from tumble.scene.body_scene import LEGEND
+    from tumble.views import get_view
+
+    rows = [label for label, _ in get_view("compare").legend_rows((load("t-handle"),) * 2)]
+    assert rows[:3] == [label for label, _ in LEGEND[:3]] == ["body x axis", "body y axis", "body z axis"]
+    assert any(r.startswith("ω") for r in rows) and any(r.startswith("L") for r in rows)
