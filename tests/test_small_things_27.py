@@ -77,3 +77,33 @@ def test_the_compare_key_names_the_body_axes_it_draws():
     rows = [label for label, _ in get_view("compare").legend_rows((load("t-handle"),) * 2)]
     assert rows[:3] == [label for label, _ in LEGEND[:3]] == ["body x axis", "body y axis", "body z axis"]
     assert any(r.startswith("ω") for r in rows) and any(r.startswith("L") for r in rows)
+
+
+@pytest.mark.parametrize("preset", ["tennis-racket", "t-handle"])
+def test_a_flat_body_is_seen_across_its_face_not_edge_on(preset):
+    from tumble.scene.body_scene import MIN_FACE_VIEW_DEG, MIN_ARROW_VIEW_DEG, view_direction
+
+    sc = load(preset)
+    body = sc.rigid_body
+    moments, axes = body.principal()
+    w = np.asarray(sc.angular_velocity, dtype=float)
+    arrows = [w, body.inertia @ w]
+    d = view_direction(arrows, axes[:, 2])  # the face normal of these flat bodies: their major axis
+    assert np.degrees(np.arcsin(abs(d @ axes[:, 2]))) >= MIN_FACE_VIEW_DEG - 1e-9
+    for a in arrows:  # and the arrows still clear of the body
+        cos = abs(d @ a) / np.linalg.norm(a)
+        assert np.degrees(np.arccos(min(cos, 1.0))) >= MIN_ARROW_VIEW_DEG - 1e-9
+
+
+def test_the_window_looks_at_the_racket_across_its_face():
+    from tumble.scene.body_scene import MIN_FACE_VIEW_DEG, RigidBodyScene
+
+    sc = load("tennis-racket")
+    plotter = pv.Plotter(off_screen=True, window_size=(320, 240))
+    try:
+        scene = RigidBodyScene(plotter)
+        scene.set_body(sc.rigid_body, np.zeros(3), sc.angular_velocity)
+        _, axes = sc.rigid_body.principal()
+        assert np.degrees(np.arcsin(abs(scene.view @ axes[:, 2]))) >= MIN_FACE_VIEW_DEG - 1e-9
+    finally:
+        plotter.close()
