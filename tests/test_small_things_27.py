@@ -107,3 +107,28 @@ def test_the_window_looks_at_the_racket_across_its_face():
         assert np.degrees(np.arcsin(abs(scene.view @ axes[:, 2]))) >= MIN_FACE_VIEW_DEG - 1e-9
     finally:
         plotter.close()
+
+
+def test_the_stability_export_fills_its_pane_and_marks_no_axis_over_the_latitude_ticks(tmp_path):
+    from tumble.export.exporter import FrameComposer
+    from tumble.export.settings import ExportSettings, plan_export
+    from tumble.export.timeline import simulate_timeline
+    from tumble.views import get_view
+
+    sc = load("t-handle")  # its -int axis lies on the date line, at latitude 0
+    spec = get_view("stability")
+    plan = plan_export(sc, ExportSettings(out=tmp_path / "map.mp4", duration=0.1))
+    composer = FrameComposer(spec, (sc,), plan, [simulate_timeline(sc, plan)], {"directions": 60})
+    try:
+        (x0, x1, picture), = composer.pictures
+        ax = picture._ax
+        picture.canvas.draw()
+        box = ax.get_window_extent()
+        assert box.height >= 0.55 * plan.size[1]  # an equal-degree map took 0.38 of it
+        markers = [line for line in ax.lines if line.get_marker() in ("o", "X", "s") and line.get_markeredgecolor() == "white"]
+        assert len(markers) == 6
+        for line in markers:  # none on the left edge, where the latitude ticks' labels are
+            lon, lat = line.get_xdata()[0], line.get_ydata()[0]
+            assert lon > -179.999 or abs(lat) > 89.999
+    finally:
+        composer.close()
