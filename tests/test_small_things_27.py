@@ -132,3 +132,71 @@ def test_the_stability_export_fills_its_pane_and_marks_no_axis_over_the_latitude
             assert lon > -179.999 or abs(lat) > 89.999
     finally:
         composer.close()
+
+
+def _session(n, seed=1):
+    from tumble.throws.benches import synthetic as syn
+
+    truth = syn.Truth.rotated(2.0)
+    rng = np.random.default_rng(seed)
+    rates = [syn.spin_near(truth, 1, 5.0 + 2 * k, 15.0 + k, rng) for k in range(n)]
+    return syn.make_recording(truth, rates, rng, flight_s=0.9)
+
+
+def _key_of(fig):
+    fig.canvas.draw()
+    assert len(fig.legends) == 1  # one key for every panel, not one panel's half
+    key = fig.legends[0]
+    box, frame = key.get_window_extent(fig.canvas.get_renderer()), fig.bbox
+    assert box.x0 >= frame.x0 and box.x1 <= frame.x1 and box.y0 >= frame.y0 and box.y1 <= frame.y1
+    return [text.get_text() for text in key.get_texts()]
+
+
+def test_fit_png_has_visible_points_and_a_whole_key():
+    from tumble.throws.benches.fit_bench import recording_from_arrays
+    from tumble.throws.fitting import report
+    from tumble.throws.fitting.fit import fit_recordings
+
+    t, w, _ = _session(2)
+    result = fit_recordings([recording_from_arrays("session", t, w)])
+    fig = report.plot_figure(result)
+    labels = _key_of(fig)
+    assert labels[:3] == ["ωx fitted", "ωy fitted", "ωz fitted"]
+    assert {"measured", "clipped, not fitted", "flip measured", "flip fitted"} <= set(labels)
+    dots = [line for ax in fig.axes for line in ax.lines if line.get_marker() == "."]
+    assert dots and min(line.get_markersize() for line in dots) >= 4  # 2.5 pt was a speck
+
+
+def test_predict_png_has_an_omega_key_and_marks_the_lead(tmp_path):
+    from matplotlib.patches import Polygon, Rectangle
+
+    from tumble.throws.benches.fit_bench import recording_from_arrays
+    from tumble.throws.fitting import predict as pr
+    from tumble.throws.fitting import report
+    from tumble.throws.fitting.fit import fit_recordings
+
+    t, w, _ = _session(2)
+    rec = recording_from_arrays("session", t, w)
+    result = fit_recordings([rec])
+    scenario = report.flight_scenario(result)
+    flights = pr.predict_flights(scenario, [rec], lead=0.1, horizon=1.0)
+    seen = {}
+
+    def keep(fig, *args, **kwargs):  # the figure as it is saved
+        seen["fig"] = fig
+
+    import matplotlib.figure
+
+    original = matplotlib.figure.Figure.savefig
+    matplotlib.figure.Figure.savefig = lambda self, *a, **k: (keep(self), original(self, *a, **k))[1]
+    try:
+        report.draw_predictions(pr.FittedBody.of(scenario), [rec], flights, 1.0, tmp_path / "p.png", lead=0.1)
+    finally:
+        matplotlib.figure.Figure.savefig = original
+    fig = seen["fig"]
+    labels = _key_of(fig)
+    assert labels[:3] == ["ωx predicted", "ωy predicted", "ωz predicted"]
+    assert "first 0.1 s: ω0 fitted here" in labels and "flip predicted" in labels and "flip measured" in labels
+    for ax in fig.axes:  # each panel shades the lead: a span from 0 to 0.1 s
+        spans = [p.get_bbox() for p in ax.patches if isinstance(p, (Polygon, Rectangle))]
+        assert any(np.allclose([b.x0, b.x1], [0.0, 0.1]) for b in spans)
