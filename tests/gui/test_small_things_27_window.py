@@ -19,3 +19,12 @@ def test_the_montgomery_phase_is_shown_only_once_the_polhode_period_is_seen(open
 
     qtbot.waitUntil(phase_shown, timeout=WAIT_MS)
     assert both == [True]
+
+
+def test_the_poinsot_view_shows_no_world_axes_upside_down(open_view):
+    window = open_view("t-handle", view="poinsot", paused=True)
+    camera_up = window.scene_view.camera.up
+    assert camera_up[2] < 0  # the plane is the floor: up is -L, and L points along world z here
+    assert not window.scene_view.renderer.axes_enabled  # so a world gizmo would show z pointing down
+    main = open_view("t-handle", paused=True)
+    assert main.scene_view.renderer.axes_enabled  # the main view keeps its gizmo, z up
