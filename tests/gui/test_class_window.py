@@ -161,3 +161,17 @@ def test_tumble_gui_opens_in_presentation_mode_with_slow_flips(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and res.stderr.strip().splitlines() == [
         "tumble: error: --slow-flips must be a number from 1 to 50 (times slower around each flip), got 60"]
+
+
+@pytest.mark.parametrize("view", ["main", "poinsot", "compare", "stability"])
+def test_every_view_shows_its_scene_alone_in_presentation_mode(open_view, qtbot, view):
+    window = open_view("t-handle", view=view, paused=True)
+    assert window.presentation.action in window.view_menu.actions()
+    window.presentation.enter()
+    qtbot.waitUntil(window.isFullScreen, timeout=5000)
+    screen = QApplication.primaryScreen().geometry()
+    qtbot.waitUntil(lambda: window.scene_view.width() == screen.width(), timeout=5000)
+    assert window.presentation.clock.isVisible() and not window.menuBar().isVisible()
+    window.presentation.leave()
+    qtbot.waitUntil(lambda: not window.isFullScreen(), timeout=5000)
+    assert window.menuBar().isVisible() and window.scene_view.width() < screen.width()
