@@ -24,7 +24,8 @@ from ..views.plots import (FLIP_COLOR, MAIN_PLOTS, TIME_TITLE, TIME_UNIT, PlotSp
 POINTS_PER_PIXEL = 2
 #: font height as a fraction of the panel height (pixels): 14 px in a 720 px frame
 FONT_FRACTION = 0.02
-#: a plot's key in this share of its title's size (0.8 of 0.017 was 8-pixel text in a 720 px frame)
+#: a plot's key in this share of its title's size (0.8 of 0.017 of the height was 7 pt, under
+#: 10 px, in a 720 px frame)
 KEY_SHARE = 0.9
 #: line width (points at 100 dpi) of a curve the spec draws 1.5 px wide in the window
 LINE_WIDTH = 1.4
