@@ -61,7 +61,7 @@ def test_a_clip_with_plots_keeps_its_key_off_the_body_and_its_plot_keys_readable
         # (and the omega and L arrows pointing up) is framed below the band it covers
         assert composer.canvas.legend_right > 0.4 * plan.scene_size[0]
         assert scene._top_clear == pytest.approx(composer.canvas.legend_reach / plan.size[1])
-        # each plot's key: text of at least 12 px in a 720 px frame (it was 8-9 px)
+        # each plot's key: text of at least 12 px in a 720 px frame (it was under 10 px)
         figure = composer.plots.panel.canvas.figure
         keys = [ax.get_legend() for ax in figure.axes if ax.get_legend() is not None] + list(figure.legends)
         sizes = [text.get_fontsize() * DPI / 72 for key in keys for text in key.get_texts()]
