@@ -68,13 +68,14 @@ def _flagged(err: ParameterError, text: str) -> ParameterError:
 
 def export_result(sc, path, *, view="main", duration=None, fps=None, size=None, speed=1.0, overlay=None,
                   with_plots=False, start=0.0, title=None, integrator=None, dt=None, options=None,
-                  progress=None, cancel=None, data_progress=None):
+                  progress=None, cancel=None, data_progress=None, slow_flips=None):
     """Everything :func:`export` does, returning what was written: the export's
     :class:`~app.export.exporter.ExportResult` for an animation, ``(path, rows, plan)`` for data
     (.csv/.npz: the trajectory, one row per frame; .toml: the scenario). ``fps`` and ``size``
     None take the format's default (30 fps, 1280x720; 20 fps and 640x360 for a GIF);
     ``options`` the view's own (``{"integrators": ("rk4", "euler")}`` for compare);
-    ``progress(done, total)`` and ``cancel()`` as for the export loop."""
+    ``progress(done, total)`` and ``cancel()`` as for the export loop; ``slow_flips`` X plays
+    X times slower from 0.5 s before each flip to 0.5 s after (the clip grows by it)."""
     from types import SimpleNamespace
 
     from .arguments import with_solver_flags
@@ -92,7 +93,7 @@ def export_result(sc, path, *, view="main", duration=None, fps=None, size=None, 
     try:
         settings = ExportSettings(out=str(path), fps=fps, duration=duration, start=start, speed=speed,
                                   size=None if size is None else tuple(size) if isinstance(size, (list, tuple))
-                                  else size, with_plots=with_plots, overlay=shown)
+                                  else size, with_plots=with_plots, overlay=shown, slow_flips=slow_flips)
         plan = plan_export(sc, settings)
     except ParameterError as err:
         raise ParameterError(f"--{err.field}", err.value, err.rule) from None

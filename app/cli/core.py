@@ -26,6 +26,7 @@ from ..api.arguments import (
     check_out_folder,
     display_missing,
     nonnegative,
+    number_flag,
     number_type,
     positive,
     whole,
@@ -148,6 +149,11 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
     g.add_argument("--live", metavar="URL", help="follow a phone live (phyphox remote access, http://HOST:PORT; "
                                                  "demo: a stand-in phone replaying a sample)")
     g.add_argument("--engines", metavar="LIST", help="--view engines: up to 4 settings ENGINE[:SETTING],...")
+    g.add_argument("--presentation", action="store_true",
+                   help="open in presentation mode: the scene alone, full screen, large type, a big clock (F11)")
+    g.add_argument("--slow-flips", metavar="X", type=number_flag("--slow-flips"),
+                   help="slow motion around each flip: X times slower from 0.5 s before each flip to 0.5 s after, "
+                        "1 to 50 (M toggles it)")
     add_throw_parsers(sub)
     add_audit_parser(sub)
     add_replay_parser(sub)
@@ -301,7 +307,8 @@ def cmd_gui(args) -> int:
         from ..views.engines import check_request
         check_request(args.scenario, args.view, args.engines)
     return run_gui(args.scenario, paused=args.paused, view=args.view, screenshot=args.screenshot,
-                   quit_after=args.quit_after, live=args.live, engines=args.engines)
+                   quit_after=args.quit_after, live=args.live, engines=args.engines,
+                   presentation=args.presentation, slow_flips=args.slow_flips)
 
 
 def cmd_replay(args) -> int:

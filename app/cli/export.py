@@ -38,6 +38,10 @@ def add_export_parser(sub, integrator, integrator_help) -> None:
                    help="simulated time of the first frame (s, default 0)")
     e.add_argument("--speed", metavar="X", default=1.0, type=number_flag("--speed"),
                    help="simulated seconds per second of video: 0.25 slow motion, 4 time-lapse (default 1)")
+    e.add_argument("--slow-flips", metavar="X", type=number_flag("--slow-flips"),
+                   help="slow motion around each flip: X times slower from 0.5 s before each flip of the run to "
+                        "0.5 s after (simulated time; the time shown stays the simulated one), 1 to 50; the clip "
+                        "grows by it: --duration counts it at normal speed")
     e.add_argument("--size", metavar="WxH", help="frame size in pixels, even (default 1280x720; 640x360 for a GIF)")
     e.add_argument("--with-plots", action="store_true", help="the plots of L, omega and the drifts beside the scene")
     e.add_argument("--overlay", metavar="LIST", default=DEFAULT_OVERLAY,
@@ -105,7 +109,7 @@ def cmd_export(args) -> int:
         with ProgressBar("export") as bar, sigterm_as_interrupt():
             result = export_result(
                 args.scenario, args.out, view=args.view, duration=args.duration, fps=args.fps, size=size,
-                speed=args.speed, overlay=args.overlay, with_plots=args.with_plots, start=args.start,
+                speed=args.speed, slow_flips=args.slow_flips, overlay=args.overlay, with_plots=args.with_plots, start=args.start,
                 title=args.title, integrator=args.integrator, dt=args.dt, options=options, progress=progress,
                 cancel=StdinCancel() if args.progress_json else None,
                 data_progress=lambda fraction: bar(fraction, "simulating"))

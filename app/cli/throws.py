@@ -174,7 +174,7 @@ def cmd_predict(args) -> int:
         print(prediction_table(flights, lead, seconds))
     if plot:
         with _outputs([plot]) as (plot_tmp,):
-            draw_predictions(body, recordings, flights, horizon, plot_tmp)
+            draw_predictions(body, recordings, flights, horizon, plot_tmp, lead=lead)
         print(f"wrote {plot}", file=sys.stderr if args.json else sys.stdout)
     return EXIT_OK
 

@@ -66,8 +66,9 @@ class ExportResult:
 
 
 #: a colour key at the top whose right edge passes this share of its pane's width gets the
-#: band it covers kept clear of the body (:meth:`FrameComposer._clear_the_key`)
-KEY_CLEAR_SHARE = 0.5
+#: band it covers kept clear of the body (:meth:`FrameComposer._clear_the_key`): the scene
+#: beside the plots (800 px of 1280) had its key (0.45 of it) over the omega arrow
+KEY_CLEAR_SHARE = 0.4
 
 
 class FrameComposer:
@@ -137,6 +138,9 @@ class FrameComposer:
         if ov.time:
             speed = self.plan.speed
             parts.append(f"t = {t:.2f} s" + (f"  ({speed:g}x)" if speed != 1 else ""))
+            slow = self.plan.time_map
+            if slow is not None and slow.slowed(t):  # slow motion around a flip
+                parts[-1] += f"  slow motion {slow.factor:g}x"
         if ov.flips:
             one = len(flips) == 1 or len(self.view.scenarios) == 1  # a replay's model run has no count of its own
             parts.append("flips: " + (str(flips[0]) if one else

@@ -22,8 +22,11 @@ from ..views.plots import (FLIP_COLOR, MAIN_PLOTS, TIME_UNIT, PlotSpec, curve_va
 
 #: points per curve at most, per pixel of plot width (more cannot be seen)
 POINTS_PER_PIXEL = 2
-#: font height as a fraction of the panel height (pixels)
-FONT_FRACTION = 0.017
+#: font height as a fraction of the panel height (pixels): 14 px in a 720 px frame
+FONT_FRACTION = 0.02
+#: a plot's key in this share of its title's size (0.8 of 0.017 of the height was 7 pt, under
+#: 10 px, in a 720 px frame)
+KEY_SHARE = 0.9
 #: line width (points at 100 dpi) of a curve the spec draws 1.5 px wide in the window
 LINE_WIDTH = 1.4
 #: head room above and below the curves, as a fraction of their range
@@ -124,7 +127,7 @@ class PlotPanel:
             if row.markers:
                 self._add_markers(ax, spans[0].flips)
             if not shared_key:  # the key sits above the plot, on the title's line, so it never hides a curve
-                _key(ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=fs * 0.8, frameon=False,
+                _key(ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=fs * KEY_SHARE, frameon=False,
                                ncol=len(ax.get_legend_handles_labels()[0]), handlelength=1.2, columnspacing=0.8,
                                borderaxespad=0.0, borderpad=0.1), TEXT_COLOR)
         if shared_key:  # one key for all rows, each entry in its curve's colour

@@ -10,6 +10,11 @@ naming the setting (``fps``, ``size``, ...), the value and the rule; the command
 Time: a clip lasts ``duration`` seconds of video. Frame ``i`` is shown at ``i / fps`` and
 shows the simulation at ``start + i * speed / fps``, so ``speed`` 0.25 is slow motion and
 4 a time-lapse. The simulated span ``duration * speed`` must fit in the scenario's run.
+
+With ``slow_flips`` X, the same simulated span is shown, and each second of it from half a
+second before a flip to half a second after takes X times as long (the clip grows by that):
+frame ``i`` shows the time a :class:`~app.export.timeline.TimeMap` gives for ``i * speed / fps``
+of presentation time after ``start``.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -26,6 +32,9 @@ from ..physics.errors import ParameterError
 from ..physics.integrators import MAX_SAMPLES
 from ..scenario import plain_name
 from ..simulation.worker import RECORD_INTERVAL_S
+
+if TYPE_CHECKING:
+    from .timeline import TimeMap
 
 #: animation formats by file extension
 FORMATS = {".mp4": "mp4", ".gif": "gif", ".png": "png"}
@@ -90,6 +99,8 @@ class ExportSettings:
     size : (width, height) of a frame in pixels, both even
     with_plots : the scene with the plots of L, omega and the drifts beside it
     overlay : the text drawn over the scene
+    slow_flips : None, or X: play X times slower from half a second before each flip of the run
+        to half a second after (the clip grows by that; ``duration`` counts it at normal speed)
     """
 
     out: Path
@@ -100,6 +111,7 @@ class ExportSettings:
     size: tuple | None = None
     with_plots: bool = False
     overlay: Overlay = field(default_factory=Overlay)
+    slow_flips: float | None = None
 
 
 @dataclass(frozen=True)
@@ -116,6 +128,8 @@ class ExportPlan:
     with_plots: bool
     overlay: Overlay
     title: str | None
+    #: slow motion around the flips (``slow_flips``), None: every frame a frame interval apart
+    time_map: TimeMap | None = None
 
     @property
     def duration(self) -> float:
@@ -130,12 +144,18 @@ class ExportPlan:
     @property
     def end(self) -> float:
         """Simulated time of the last frame (s)."""
+        if self.time_map is not None:
+            return float(self.frame_times[-1])
         return self.start + (self.n_frames - 1) * self.frame_interval
 
     @property
     def frame_times(self) -> np.ndarray:
         """Simulated time of every frame (s)."""
-        return self.start + np.arange(self.n_frames) * self.frame_interval
+        if self.time_map is None:
+            return self.start + np.arange(self.n_frames) * self.frame_interval
+        from .timeline import frame_times  # the scene's modules (pyvista) only for a slowed clip
+
+        return frame_times(self.start, self.n_frames, self.frame_interval, self.time_map)
 
     @property
     def scene_size(self) -> tuple:
@@ -244,13 +264,21 @@ def plan_export(scenario, settings: ExportSettings) -> ExportPlan:
                 "duration", settings.duration,
                 f"be <= {longest:.6g} s (s of video: from start {start:g} s at speed {speed:g} the clip must end "
                 f"within the scenario's run of {run:g} s{hint})")
-    n_frames = int(round(duration * fps))
+    time_map = None
+    if settings.slow_flips is not None:
+        from .timeline import check_slow_factor, frame_count, slow_flips_map
+
+        factor = check_slow_factor(settings.slow_flips, "slow-flips")
+        if factor != 1.0:
+            time_map = slow_flips_map(scenario, factor, until=start + duration * speed)
+    n_frames = int(round(duration * fps)) if time_map is None else frame_count(start, duration * speed, fps, speed,
+                                                                                 time_map)
     if n_frames < 1:
         raise ParameterError("duration", settings.duration, f"last at least one frame (>= {1 / fps:.6g} s at {fps} fps)")
     if n_frames > MAX_FRAMES:
         raise ParameterError("duration", settings.duration,
                              f"make at most {MAX_FRAMES} frames (here {n_frames} at {fps} fps)")
-    before, during = timeline_samples(start, n_frames, speed / fps)
+    before, during = timeline_samples(start, n_frames, speed / fps, time_map)
     if before > MAX_SAMPLES:
         raise ParameterError("start", settings.start,
                              f"be <= {MAX_SAMPLES * RECORD_INTERVAL_S:g} s (the run up to it is kept in memory: at "
@@ -265,7 +293,7 @@ def plan_export(scenario, settings: ExportSettings) -> ExportPlan:
     if title == "":
         title = default_title(scenario)
     return ExportPlan(out=out, format=fmt, fps=fps, size=size, n_frames=n_frames, start=start, speed=speed,
-                      with_plots=bool(settings.with_plots), overlay=settings.overlay, title=title)
+                      with_plots=bool(settings.with_plots), overlay=settings.overlay, title=title, time_map=time_map)
 
 
 def speed_to_fit(span: float, duration: float) -> float | None:
@@ -286,10 +314,17 @@ def default_title(scenario) -> str:
     return plain_name(scenario.name) or scenario.name
 
 
-def timeline_samples(start: float, n_frames: int, frame_interval: float) -> tuple[int, int]:
+def timeline_samples(start: float, n_frames: int, frame_interval: float,
+                     time_map: TimeMap | None = None) -> tuple[int, int]:
     """Samples an export keeps of its run before the first frame and from it on (the
     sampling of :func:`app.export.timeline.simulate_timeline`)."""
     before = max(1, math.ceil(start / RECORD_INTERVAL_S)) if start > 0 else 0
+    if time_map is not None:
+        from .timeline import frame_pieces, frame_times, samples_per_interval
+
+        times = frame_times(start, n_frames, frame_interval, time_map)
+        during = sum(m * samples_per_interval((times[i + m] - times[i]) / m) for i, m in frame_pieces(times))
+        return before, during + 1
     per_frame = max(1, math.ceil(frame_interval / RECORD_INTERVAL_S))
     return before, (n_frames - 1) * per_frame + 1
 

@@ -61,13 +61,15 @@ def qt_application():
 
 
 def run_gui(scenario: str | None, paused: bool = False, view: str = "main", screenshot: str | None = None,
-            quit_after: float | None = None, live: str | None = None, engines: str | None = None) -> int:
+            quit_after: float | None = None, live: str | None = None, engines: str | None = None,
+            presentation: bool = False, slow_flips: float | None = None) -> int:
     """Open ``view`` on ``scenario`` and run the event loop; returns the exit status.
 
     With ``screenshot``, run ``quit_after`` seconds of wall time after the first drawn
     frame, save the whole window as PNG (atomically) and exit 0. With only ``quit_after``,
-    just exit after that long. Raises :class:`ParameterError` before any window exists if
-    the scenario or the view is bad.
+    just exit after that long. ``presentation`` opens it in presentation mode (F11),
+    ``slow_flips`` X with slow motion X times around each flip (M). Raises
+    :class:`ParameterError` before any window exists if the scenario or the view is bad.
     """
     from ..views import get_view
     from .views import view_factory
@@ -79,6 +81,10 @@ def run_gui(scenario: str | None, paused: bool = False, view: str = "main", scre
         folder = os.path.dirname(os.path.abspath(screenshot))
         if not os.path.isdir(folder):
             raise ParameterError("--screenshot", screenshot, "be in an existing folder")
+    if slow_flips is not None:
+        from ..export.timeline import check_slow_factor
+
+        slow_flips = check_slow_factor(slow_flips, "--slow-flips")
     sc, preset = resolve_scenario(scenario)
 
     app = qt_application()
@@ -118,7 +124,12 @@ def run_gui(scenario: str | None, paused: bool = False, view: str = "main", scre
         window.first_frame_drawn.connect(start_countdown)
         QTimer.singleShot(int(FIRST_FRAME_TIMEOUT_S * 1000), start_countdown)
 
+    if slow_flips is not None:
+        window.presentation.set_factor(slow_flips)
+        window.presentation.set_slow(slow_flips != 1.0)
     window.show()
+    if presentation:
+        window.presentation.enter()
     app.exec_()
     window.deleteLater()
     app.processEvents()

@@ -68,6 +68,13 @@ MIN_ARROW_TOWARD_DEG = 15.0
 #: the directions the default view is chosen among: elevations above the floor and
 #: azimuths (deg)
 VIEW_ELEVATIONS_DEG = tuple(range(15, 51, 5))
+#: a flat body's face is seen at least this far from edge-on (deg) where the arrows allow it
+MIN_FACE_VIEW_DEG = 45.0
+#: a body is flat when its largest moment is at least this share of the sum of the other two
+#: (a plate's is the whole sum: the perpendicular-axis theorem), and not a rod: its smallest
+#: moment at least ROD_SHARE of the largest (a thin rod lies in every plane through it)
+FLAT_SHARE = 0.9
+ROD_SHARE = 0.05
 VIEW_AZIMUTH_STEP_DEG = 5
 
 
@@ -137,7 +144,7 @@ LEGEND = (
 )
 
 
-def view_direction(arrows) -> np.ndarray:
+def view_direction(arrows, face=None) -> np.ndarray:
     """The unit vector from the body to the camera at start, chosen from the arrows drawn
     from the centre (world vectors; zero ones are ignored).
 
@@ -146,7 +153,9 @@ def view_direction(arrows) -> np.ndarray:
     the body is in front of it, not behind); else the nearest direction to it, among VIEW_ELEVATIONS_DEG
     and azimuths every VIEW_AZIMUTH_STEP_DEG, that does; where none does, the one that
     sees them widest. A spin about the vertical keeps the usual view; one about a
-    horizontal axis is looked at from the side, across omega and L.
+    horizontal axis is looked at from the side, across omega and L. ``face`` (world, unit),
+    the normal of a flat body's face, is then seen at least MIN_FACE_VIEW_DEG from edge-on
+    where a view can do so too (a tennis racket lying flat was seen edge-on, a thin line).
     """
     default = np.asarray(CAMERA_DIRECTION, dtype=float)
     default /= np.linalg.norm(default)
@@ -162,9 +171,13 @@ def view_direction(arrows) -> np.ndarray:
     toward = np.all(along >= np.sin(np.radians(MIN_ARROW_TOWARD_DEG)), axis=1)
     clear = seen >= MIN_ARROW_VIEW_DEG
     nearness = candidates @ default
-    # lexicographic: clear of the body, then pointing to the camera, then (when nothing is
-    # clear) seen widest, then nearest the usual view
-    order = np.lexsort((nearness, np.where(clear, 0.0, seen), toward, clear))
+    faces = np.ones(len(candidates), dtype=bool)
+    if face is not None and np.linalg.norm(face) > 0:
+        faces = np.abs(candidates @ (np.asarray(face, dtype=float) / np.linalg.norm(face))) \
+            >= np.sin(np.radians(MIN_FACE_VIEW_DEG))
+    # lexicographic: clear of the body, then pointing to the camera, then a flat body's face
+    # seen, then (when nothing is clear) seen widest, then nearest the usual view
+    order = np.lexsort((nearness, np.where(clear, 0.0, seen), faces, toward, clear))
     return candidates[order[-1]]
 
 
@@ -242,7 +255,10 @@ class RigidBodyScene(TrailScene):
         self._focus = center.copy()
         q0 = np.array([1.0, 0.0, 0.0, 0.0]) if q0 is None else np.asarray(q0, dtype=float)
         R0 = quat.to_matrix(q0)
-        self._view = view_direction([R0 @ w0, R0 @ (body.inertia @ w0)])
+        moments, axes = body.principal()
+        # a flat body's face normal: its major axis
+        flat = moments[2] >= FLAT_SHARE * (moments[0] + moments[1]) and moments[0] >= ROD_SHARE * moments[2]
+        self._view = view_direction([R0 @ w0, R0 @ (body.inertia @ w0)], R0 @ axes[:, 2] if flat else None)
         self.set_pose(center, q0, w0, None)
         if reset_camera:
             self.reset_camera(center)

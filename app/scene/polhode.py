@@ -8,6 +8,8 @@ separatrix, and a flip is omega travelling along it to the opposite side.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyvista as pv
 
@@ -20,8 +22,13 @@ from .style import AXIS_COLORS, BACKGROUND, BACKGROUND_TOP, OMEGA_COLOR, TEXT_CO
 POLHODE_POINTS = 3000
 #: body axes drawn to this multiple of the ellipsoid's largest semi-axis
 AXES_REACH = 1.25
-#: camera direction (body axes)
+#: camera direction (body axes) and view angle (degrees)
 CAMERA_DIRECTION = (1.0, 0.8, 0.6)
+VIEW_ANGLE = 30.0
+#: the ellipsoid's height takes at most this share of the pane's, and sits this share of the
+#: pane's half height lower than its centre: the title at the top stays clear
+ELLIPSOID_SHARE = 0.65
+TITLE_SHIFT = 0.15
 #: the family of polhodes: curves around each stable axis, points per curve
 FAMILY_COUNT = 6
 FAMILY_POINTS = 121
@@ -61,6 +68,7 @@ class PolhodeScene(SceneActors):
         moments, axes = body.principal()
         semi = np.sqrt(two_T / moments) if two_T > 0 else np.ones(3)
         self.scale = float(semi.max())
+        self._semi_axes = (axes * semi).T  # the semi-axes as rows (body axes)
         ell = pv.Sphere(radius=1.0, theta_resolution=40, phi_resolution=20)
         ell.points = (np.asarray(ell.points) * semi) @ axes.T
         # with the family drawn, a denser surface dims the curves on the far side
@@ -118,9 +126,17 @@ class PolhodeScene(SceneActors):
             self._actors["label"].SetVisibility(bool(on))
 
     def reset_camera(self) -> None:
+        """Look along CAMERA_DIRECTION at the whole ellipsoid, held below the pane's title: a long
+        thin one (Explorer 1's, 11 times taller than wide) reached up into the title before."""
         d = np.asarray(CAMERA_DIRECTION, dtype=float)
         d /= np.linalg.norm(d)
-        aim_camera(self.plotter, (0.0, 0.0, 0.0), 4.2 * self.scale * d, (0.0, 0.0, 1.0), 30.0)
+        up = np.array([0.0, 0.0, 1.0]) - d[2] * d  # the pane's upward direction, in body axes
+        up /= np.linalg.norm(up)
+        reach = float(np.max(np.abs(self._semi_axes @ up)))  # the ellipsoid's half height on screen
+        half = math.tan(math.radians(VIEW_ANGLE / 2))
+        distance = max(4.2 * self.scale, reach / (ELLIPSOID_SHARE * half))
+        focus = TITLE_SHIFT * distance * half * up  # the view's centre above the ellipsoid's: it sits lower
+        aim_camera(self.plotter, focus, focus + distance * d, (0.0, 0.0, 1.0), VIEW_ANGLE)
 
     def set_omega(self, w_body, history=None) -> None:
         """Move the omega dot to ``w_body``; ``history`` (n, 3), oldest first, is the curve."""

@@ -104,6 +104,9 @@ class Snapshot:
     #: what compiles in the background while the run steps uncompiled (:func:`..physics.jit.note`),
     #: "" when nothing does
     compiling: str = ""
+    #: how many times slower than ``speed`` the run plays now: a time map's factor inside its
+    #: slow-motion window around a flip (:meth:`SimulationWorker.set_time_map`), else 1
+    slowed: float = 1.0
 
     @property
     def t(self) -> float:
@@ -191,6 +194,8 @@ class SimulationWorker(threading.Thread):
         self._rates: deque = deque()
         self._latest: Snapshot | None = None
         self._sim_elapsed = 0.0
+        self._make_map = None     # makes the time map of a segment (set_time_map)
+        self._map = None
         self._load(scenario)
         self._publish()
 
@@ -228,6 +233,17 @@ class SimulationWorker(threading.Thread):
     def set_speed(self, speed: float) -> None:
         """Playback speed, a multiple of real time, clamped to [MIN_SPEED, MAX_SPEED]."""
         self._commands.put(("speed", float(speed)))
+
+    def set_time_map(self, make=None) -> None:
+        """Pace the run through a time map (slow motion around the flips), or not (None).
+
+        ``make(scenario, state)`` returns the map from ``state`` on: an object with
+        ``advance(t, dp)`` (the simulated time ``dp`` of presentation time after ``t``),
+        ``presentation_time(t)``, ``slowed(t)``, ``factor`` and ``until`` (how far it knows the
+        run); :func:`app.export.timeline.slow_flips_map` makes one. It is called on the worker's
+        thread at every new segment (apply, reset, kick, a repeat) and when the run nears ``until``.
+        """
+        self._commands.put(("time_map", make))
 
     def set_repeat(self, repeat: bool) -> None:
         """At ``solver.duration``: restart from the initial state (True), or pause there
@@ -327,6 +343,9 @@ class SimulationWorker(threading.Thread):
             self._anchor()
         elif name == "repeat":
             self._repeat = arg
+        elif name == "time_map":
+            self._make_map = arg
+            self._remap()
         elif name == "wake":
             return
         self._publish()
@@ -345,7 +364,8 @@ class SimulationWorker(threading.Thread):
         self._restart()
 
     def _set_record_interval(self) -> None:
-        self._record_every = record_steps(self._dt, self._speed)
+        slowest = self._speed / (self._map.factor if self._map is not None else 1.0)
+        self._record_every = record_steps(self._dt, slowest)
         self._record_dt = self._record_every * self._dt
 
     def _go_past_end(self) -> None:
@@ -373,6 +393,15 @@ class SimulationWorker(threading.Thread):
                          None if st.s is None else st.s[None])
         self._last_row = row[-1]
         self.history.append(row)
+        self._remap()
+
+    def _remap(self) -> None:
+        """A new time map from the state on (a new segment, or the old map's look-ahead used up)."""
+        self._map = None
+        if self._make_map is not None:
+            with jit.never_waiting():
+                self._map = self._make_map(self._scenario, self._state)
+        self._set_record_interval()
         self._anchor()
 
     def _baseline(self) -> None:
@@ -392,9 +421,17 @@ class SimulationWorker(threading.Thread):
         self._rates.clear()
         self._rates.append((self._wall0, self._state.t, self._steps))
 
+    def _paced(self, wall: float) -> float:
+        """The simulated time the clock reaches after ``wall`` seconds from the anchor."""
+        if self._map is None:
+            return self._sim0 + self._speed * wall
+        return self._map.advance(self._sim0, self._speed * wall)
+
     def _due_records(self) -> int:
         now = self._clock()
-        target = self._sim0 + self._speed * (now - self._wall0)
+        if self._map is not None and self._state.t > self._map.until - 1.0:
+            self._remap()  # look further ahead
+        target = self._paced(now - self._wall0)
         behind = target - self._state.t
         # a stall: forget the backlog and keep going from here; the allowance always holds
         # one record, or a step longer than the allowance (dt 0.3 s) would never be taken
@@ -418,7 +455,10 @@ class SimulationWorker(threading.Thread):
 
     def _sleep_until_due(self) -> None:
         next_t = self._state.t + self._record_dt
-        wait = (next_t - self._sim0) / self._speed - (self._clock() - self._wall0)
+        ahead = next_t - self._sim0
+        if self._map is not None:  # presentation time to it
+            ahead = self._map.presentation_time(next_t) - self._map.presentation_time(self._sim0)
+        wait = ahead / self._speed - (self._clock() - self._wall0)
         wait = min(max(wait, MIN_SLEEP_S), IDLE_WAIT_S)
         try:
             cmd = self._commands.get(timeout=wait)
@@ -504,6 +544,8 @@ class SimulationWorker(threading.Thread):
         self._state = s.replace(w=w)
         self._segment_start = self._state
         self._kick_times.append(s.t)
+        if self._make_map is not None:  # the flips ahead moved
+            self._remap()
         self._baseline()  # drifts measure the integrator, not the kick
         self._predicted = predicted_period(self._scenario, w)
         self._last_row = self._rows(np.array([s.t]), s.c[None], s.v[None], s.q[None], w[None],
@@ -561,6 +603,7 @@ class SimulationWorker(threading.Thread):
             error_detail=self._error_detail,
             segment_start=self._segment_start,
             compiling=jit.note(),
+            slowed=self._map.factor if self._map is not None and self._map.slowed(self._state.t) else 1.0,
         )
         snap.L.setflags(write=False)
         with self._lock:

@@ -23,7 +23,9 @@ def runs(scenario, options=None) -> tuple:
 
 def legend_rows(scenarios=()) -> tuple:
     from ..scene.body_scene import legend
-    return legend(scenarios)[3:6]  # each side is named by its label, in its colour, above it
+    # the body axes drawn on both bodies, omega, L and the trail; each side is named by its
+    # label, in its colour, above it (no path of the centre: the two bodies stand still apart)
+    return legend(scenarios)[:6]
 
 
 def side_labels(pair, separator: str = ", ") -> list:

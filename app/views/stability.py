@@ -16,6 +16,8 @@ TRACK_POINTS = 3000
 #: colour of omega's track on the map, and of the map's colours (wander 0 to 180 deg)
 TRACK_COLOR = "#4dd0e1"
 COLOR_MAP = "magma"
+#: the export's map may stretch a degree of latitude to this many degrees of longitude to fill its pane
+MAP_STRETCH = 1.6
 #: an export computes a small map so that it stays fast (about 0.2 s for t-handle; the
 #: window's default is 2000 directions over 20 s): directions and simulated time per direction
 EXPORT_DIRECTIONS = 500
@@ -145,7 +147,8 @@ class MapPicture:
             name = label.partition(": ")[0]
             for sign in (1, -1):
                 lon, lat = map_position(sign * smap.axes[:, k], view.frame)
-                lon = 0.0 if abs(lat) > 89.999 else (-180.0 if lon > 179.999 else lon)
+                # an axis on the date line is marked on the right edge: on the left its label sat on the 0 tick
+                lon = 0.0 if abs(lat) > 89.999 else (180.0 if lon < -179.999 else lon)
                 ax.plot(lon, lat, "oXs"[k], ms=fs, mfc="none", mec="white", mew=1.5, clip_on=False)
                 ax.annotate(f"{'+' if sign > 0 else '−'}{name[:3]}", (lon, lat), xytext=(6, -13 if lat > 89.0 else 5),
                             textcoords="offset points", color="white", fontsize=fs * 0.8,
@@ -160,7 +163,10 @@ class MapPicture:
             spine.set_color(GRID_COLOR)
         ax.set_xlabel("longitude of the spin axis (deg)", color=TEXT_COLOR, fontsize=fs)
         ax.set_ylabel("latitude (deg)", color=TEXT_COLOR, fontsize=fs)
-        ax.set_aspect("equal", anchor="C")  # degrees alike both ways, as the window's map
+        # a degree of latitude up to MAP_STRETCH times a degree of longitude: the map fills a tall
+        # pane (equal degrees left it a strip across the middle of the export's half of the frame)
+        box_w, box_h = 0.86 * self.width, 0.74 * self.height
+        ax.set_aspect(min(MAP_STRETCH, max(1.0, 2.0 * box_h / box_w)), anchor="C")
         ax.set_title(f"wander of ω: 0° dark, 180° light\n{len(smap.wander)} spins over {smap.duration:g} s each",
                      color=TEXT_COLOR, fontsize=fs, loc="left")
         (self._line,) = ax.plot([], [], color=TRACK_COLOR, linewidth=1.4, animated=True)

@@ -6,6 +6,7 @@ from conftest import WAIT_MS
 from PyQt5.QtCore import Qt
 from PyQt5.QtWidgets import QCheckBox, QToolBar
 
+from tumble.gui.windows.window_parts import END_OF_RUN
 from tumble.scenario import SolverSpec, dumps, load
 
 #: the short run these tests play (s of simulated time)
@@ -34,9 +35,12 @@ def test_the_run_pauses_at_its_end_keeps_its_kick_and_says_so(open_window, qtbot
     qtbot.waitUntil(lambda: latest().ended, timeout=WAIT_MS)
     snap = latest()
     assert not snap.running and snap.run_id == run and len(snap.kick_times) == 1
-    qtbot.waitUntil(lambda: window.status_labels["rtf"].text() == "end of run", timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.status_labels["rtf"].text() == END_OF_RUN, timeout=WAIT_MS)
     assert "Play" in window.status_labels["rtf"].toolTip()
     assert window.play_action.text() == "Play"
+    # it says how to go on, and the frame rate does not read "0 fps" as if the window had frozen
+    assert "Space" in END_OF_RUN and "R" in END_OF_RUN
+    qtbot.waitUntil(lambda: window.status_labels["fps"].text() == "still", timeout=WAIT_MS)
     qtbot.keyClick(window, Qt.Key_Space)  # plays on past the end, with the kick
     qtbot.waitUntil(lambda: latest().t > DURATION + 0.2, timeout=WAIT_MS)
     assert latest().run_id == run and len(latest().kick_times) == 1
@@ -65,5 +69,5 @@ def test_repeat_is_a_toolbar_and_menu_toggle_remembered_in_the_settings(open_win
 def test_the_compare_view_pauses_both_runs_at_their_end(open_view, qtbot, tmp_path):
     window = open_view(short_run(tmp_path), view="compare", speed=2.0)
     qtbot.waitUntil(lambda: all(w.latest().ended for w in window.workers), timeout=WAIT_MS)
-    qtbot.waitUntil(lambda: window.status_labels["rtf"].text() == "end of run", timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: window.status_labels["rtf"].text() == END_OF_RUN, timeout=WAIT_MS)
     assert window.repeat.checkbox in _toolbar_boxes(window)

@@ -145,6 +145,14 @@ def view_key(view: str, name: str, stored: QSettings | None = None) -> str:
     return legacy if legacy is not None and stored.contains(legacy) else key
 
 
+def geometry_key(view: str, screen_size) -> str:
+    """The key of ``view``'s window geometry on a screen of ``screen_size`` (width, height in
+    pixels): a window is remembered per screen, so a layout made on a 1920x1080 monitor is not
+    forced on the 1280x720 projector (``"main/geometry-1280x720"``)."""
+    w, h = (int(v) for v in screen_size)
+    return f"{view}/geometry-{w}x{h}"
+
+
 def take_notes() -> list[str]:
     """The notes about unreadable settings since the last call (then forgotten)."""
     notes = list(_notes)

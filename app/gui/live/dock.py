@@ -98,7 +98,7 @@ class PhoneDock(QDockWidget):
         self.ratios_label.setObjectName("moments")
         self.ratios_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
         lay.addWidget(self.ratios_label)
-        split = QSplitter(Qt.Horizontal)
+        split = self.split = QSplitter(Qt.Horizontal)
         self.strip = pg.PlotWidget()
         self.strip.setMenuEnabled(False)
         self.strip.hideButtons()
@@ -294,16 +294,14 @@ class PhoneDock(QDockWidget):
     def replay(self, index: int) -> None:
         """The main window runs flight ``index`` of the last fit with the body fitted so far."""
         window = self.window_
-        if self.result is None or not hasattr(window, "apply_scenario"):
+        if self.result is None or not hasattr(window, "replay_flight"):
             return
         try:
             scenario = flight_scenario(self.result, index)
         except ParameterError as err:  # ratios no body has: the window keeps its run
             self._say(f"not replayed: {err}", ERROR_TEXT)
             return
-        window.panel.set_scenario(scenario)
-        window.apply_scenario(scenario)
-        window.window_combo.setCurrentText("all")  # a flight lasts about a second: show all of it
+        window.replay_flight(scenario)  # on past the flight's second, until it has shown its flips
 
 
     def replay_in_3d(self, index: int):
@@ -330,11 +328,27 @@ def _fmt(x) -> str:
 def open_phone(window, url: str | None = None) -> PhoneDock:
     """Show the window's Phone dock (made at the first call) and connect to ``url`` if given."""
     dock = getattr(window, "phone_dock", None)
+    tabs = getattr(window, "side_tabs", None)  # the main window's Plots tab
     if dock is None:
         dock = PhoneDock(window)
-        window.addDockWidget(Qt.BottomDockWidgetArea, dock)
+        if tabs is not None:  # a tab beside the plots: under them it left them their titles only
+            dock.setFeatures(QDockWidget.NoDockWidgetFeatures)
+            dock.setTitleBarWidget(QWidget())
+            dock.split.setOrientation(Qt.Vertical)  # the strip over the table, in the tab's height
+            for label in (dock.state_label, dock.ratios_label):  # a long line wraps, never widens the window
+                label.setWordWrap(True)
+                label.setMinimumWidth(1)
+            tabs.addTab(dock, "Phone")
+            splitter = getattr(window, "splitter", None)  # the scene | tabs split: half the width each
+            if splitter is not None:
+                total = sum(splitter.sizes())
+                splitter.setSizes([total - total // 2, total // 2])
+        else:
+            window.addDockWidget(Qt.BottomDockWidgetArea, dock)
         window.phone_dock = dock
         window.installEventFilter(dock)
+    if tabs is not None:
+        tabs.setCurrentWidget(dock)
     dock.show()
     dock.raise_()
     if url:

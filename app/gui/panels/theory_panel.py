@@ -158,7 +158,9 @@ class TheoryPanel(QWidget):
             if len(periods):
                 self.observed["polhode_period"] = float(periods[-1])
             whole = int(math.floor((snap.t - seg.t) / period))
-            if whole >= 1 and whole != self._phase_period:
+            # the phase is the turn over one polhode period: shown once that period is seen, not before
+            seen = self.observed["polhode_period"] is not None
+            if seen and whole >= 1 and whole != self._phase_period:
                 start = seg.t + (whole - 1) * period - max(MARGIN_S, 2.0 * self._dt)
                 t, q, w = self._rows(recording, start)
                 phases = theory.observed_montgomery_phases(t, q, w, self._momentum, seg.t, seg.q, period)

@@ -421,9 +421,7 @@ class RecordingDialog(QDialog):
             return
         # the window shows the flight even with unphysical ratios; saving them is what is refused
         scenario = flight_scenario(self.result, index, self.scale_box.value(), allow_unphysical=True)
-        window.panel.set_scenario(scenario)
-        window.apply_scenario(scenario)
-        window.window_combo.setCurrentText("all")  # a flight lasts about a second: show all of it
+        window.replay_flight(scenario)  # on past the flight's second, until it has shown its flips
         self._clear_overlay()
         f = self.result.flights[index]
         t = f.t - f.t[0]

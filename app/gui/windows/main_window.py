@@ -12,16 +12,18 @@ polhode pane at its own period); this module adds the view's own widgets and, ea
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from PyQt5.QtCore import Qt
-from PyQt5.QtWidgets import QApplication, QDockWidget, QLabel, QMessageBox, QSplitter, QWidget
+from PyQt5.QtWidgets import QApplication, QDockWidget, QLabel, QMessageBox, QSplitter, QTabWidget, QWidget
 
 from ...export.data import export_view_png
 from ...physics.errors import DivergenceError, ParameterError
 from ...physics.integrators import simulate
 from ...scenario import Scenario, save
 from ...scene.body_scene import LEGEND
+from ...simulation.lookahead import flips_ahead
 from ...simulation.table import trajectory_table, write_table
 from ..common import settings as keys
 from ..panels.describe import period_text
@@ -37,6 +39,27 @@ from .window_parts import add_action, legend_html, overlay_label, same_start, sh
 
 #: the parameter dock's width at start (px); a layout the user saved wins
 DOCK_WIDTH = 380
+#: the least width of the plots' side (px): their titles ("Angular momentum L, world frame (10⁻⁶ kg m²/s)") whole
+PLOTS_MIN_WIDTH = 400
+#: the least height of each of the L, omega and drift plots (px; its title, ticks and legend
+#: stay readable), and of the time axis under them
+PLOT_MIN_HEIGHT = 90
+TIME_AXIS_HEIGHT = 40
+#: a replayed flight runs on until it has shown this many flips (a phone's flight of 0.7 s
+#: shows one at most, then the run ended), plus REPLAY_AFTER_S; at least REPLAY_MIN_S, at
+#: most REPLAY_MAX_S of simulated time
+REPLAY_FLIPS = 3
+REPLAY_AFTER_S = 1.0
+REPLAY_MIN_S = 5.0
+REPLAY_MAX_S = 20.0
+
+
+def replay_length(scenario) -> float:
+    """How long the window runs a fitted flight's ``scenario`` (s): its own length, or longer,
+    until its body has shown :data:`REPLAY_FLIPS` flips (the run looked at ahead)."""
+    flips = flips_ahead(scenario, until=REPLAY_MAX_S)
+    shown = flips[REPLAY_FLIPS - 1] if len(flips) >= REPLAY_FLIPS else flips[-1] if len(flips) else REPLAY_MIN_S
+    return max(float(scenario.solver.duration), min(REPLAY_MAX_S, max(REPLAY_MIN_S, shown + REPLAY_AFTER_S)))
 
 
 class MainWindow(ViewWindow):
@@ -74,13 +97,21 @@ class MainWindow(ViewWindow):
         self.legend = self._legend_overlay(self.scene_view, self._legend_rows())
         self.scene_view.add_axes(color="#c9d1d9", line_width=2, labels_off=False)
         self.plots = PlotsPanel()
+        self.plots.setMinimumHeight(PLOT_MIN_HEIGHT * len(self.plots.plots) + TIME_AXIS_HEIGHT)
         right = QSplitter(Qt.Vertical)
         right.addWidget(self._plots_box(stored))
         right.addWidget(self.polhode_view)
         right.setStretchFactor(0, 3)
         right.setStretchFactor(1, 1)
         right.setSizes([620, 240])
-        self.set_central(self.scene_view, right, (640, 440))
+        right.setChildrenCollapsible(False)  # each plot keeps a readable height (PlotsPanel's minimum)
+        # the plots are a tab: the Phone dock opens as a tab beside them (live/dock.py), not under them
+        self.side_tabs = QTabWidget()
+        self.side_tabs.setDocumentMode(True)
+        self.side_tabs.setTabBarAutoHide(True)  # no tab bar while the plots are the only tab
+        self.side_tabs.addTab(right, "Plots")
+        self.side_tabs.setMinimumWidth(PLOTS_MIN_WIDTH)
+        self.set_central(self.scene_view, self.side_tabs, (640, 440))
 
         # --- parameter dock
         self.panel = ParameterPanel()
@@ -193,6 +224,16 @@ class MainWindow(ViewWindow):
         self.panel.set_scenario(scenario, preset=preset, source=source)
         self.apply_scenario(scenario)
 
+    def replay_flight(self, scenario: Scenario) -> Scenario:
+        """Run a fitted flight's ``scenario`` (the import dialog, the Phone dock), on past the
+        flight until it has shown its flips (:func:`replay_length`), with the whole run in
+        the plots; returns the scenario run."""
+        solver = scenario.solver
+        scenario = scenario.replace(solver=dataclasses.replace(solver, duration=replay_length(scenario)))
+        self.load_scenario(scenario)
+        self.window_combo.setCurrentText("all")  # a few seconds: show all of it
+        return scenario
+
     def _ghost_toggled(self, _on: bool) -> None:
         self.drawn_serials = ()  # pose (or hide) it at once, even when paused
         self._last_plot = 0.0
@@ -275,7 +316,8 @@ class MainWindow(ViewWindow):
     def _refresh_status(self, snaps) -> None:
         snap = snaps[0]
         lab = self.status_labels
-        lab["time"].setText(f"t = {snap.t:8.2f} s")
+        slow = f" · slow motion {snap.slowed:g}×" if snap.slowed > 1 else ""  # the clock stays simulated time
+        lab["time"].setText(f"t = {snap.t:8.2f} s{slow}")
         show_run_state(lab["rtf"], snap)
         lab["steps"].setText(f"{snap.steps_per_second:6.0f} steps/s")
         lab["flips"].setText(f"flips {snap.flips}")

@@ -28,5 +28,8 @@ class PoinsotWindow(MainWindow):
 
     def __init__(self, scenario, *, preset=None, paused=False, persist=True, source=None, parent=None):
         super().__init__(scenario, preset=preset, paused=paused, persist=persist, source=source, parent=parent)
-        self.splitter.widget(1).setSizes(list(RIGHT_SIZES))
+        self.side_tabs.widget(0).setSizes(list(RIGHT_SIZES))  # the Plots tab: plots over the polhode
+        # the plane is drawn as a floor, so "up" is -L: the world's axes in the corner showed z
+        # pointing down; the colour key and the body's own axes say which way things point here
+        self.scene_view.hide_axes()
         self.trail_box.setText("polhode + herpolhode")

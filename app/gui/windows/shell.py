@@ -38,6 +38,8 @@ from .live_view import LivePanes
 from ..dialogs.help_dialogs import about_box, shortcuts_dialog, why_dialog
 from ..common.theme import configure_pyqtgraph
 from ..views import view_factory
+from .presentation import DEFAULT_SLOW_FACTOR, Presentation
+from .screen_fit import fit_window, restore_geometry, save_geometry
 from .window_parts import (CameraFitter, RepeatToggle, SpeedControl, add_action, add_status_labels, keep_open,
                            save_window_png)
 
@@ -53,7 +55,7 @@ FPS_WINDOW_S = 1.0
 WORKER_START_FALLBACK_MS = 3000
 #: how long a status-bar message (a file written) stays (ms)
 STATUS_MESSAGE_MS = 8000
-#: default window size (px)
+#: default window size (px), cut to the screen's available area (screen_fit.py)
 DEFAULT_SIZE = (1440, 900)
 
 
@@ -108,6 +110,7 @@ class ViewWindow(QMainWindow):
         self.drawn_serials: tuple = ()
         self._shown: tuple = ()
         self._closing = False
+        self._fitted = False  # fitted to the screen once shown (showEvent)
         self._frame_failed = False
         self.gl_views: list = []
         self.spec = get_view(self.VIEW)  # the registered view; its ViewScene: build_view_scene
@@ -126,6 +129,8 @@ class ViewWindow(QMainWindow):
         self.repeat = RepeatToggle(self, repeat, self._set_repeats)
 
         self._build_actions()
+        self.presentation = Presentation(self, self.setting(stored, "slow_flips", False, bool),
+                                         self.setting(stored, "slow_factor", DEFAULT_SLOW_FACTOR, float))
         self._build_toolbar(speed, stored)
         self._build_view_toolbars(stored)
         self._build_menus()
@@ -371,18 +376,27 @@ class ViewWindow(QMainWindow):
         self.view_menu.addSeparator()
         for a in self._commands(self.camera_action) + self._view_actions():
             self.view_menu.addAction(a)
+        self.presentation.add_to_menu(self.view_menu)  # F11, slow motion around the flips
         self.help_menu = bar.addMenu("&Help")
         self.help_menu.addAction(self.why_action)
         self.help_menu.addAction(self.shortcuts_action)
         self.help_menu.addAction(self.about_action)
 
     def _restore(self, stored) -> None:
-        geometry = self.setting(stored, "geometry", QByteArray(), QByteArray)
         state = self.setting(stored, "state", QByteArray(), QByteArray)
-        if self.persist and not geometry.isEmpty():
-            self.restoreGeometry(geometry)
+        restore_geometry(self, stored, self.VIEW, DEFAULT_SIZE, self.persist)  # within this screen
         if self.persist and not state.isEmpty():
             self.restoreState(state)
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt API
+        """Shown (GUI thread): once framed by the window manager, the frame too stays on the screen."""
+        super().showEvent(event)
+        if not self._fitted and not self.isFullScreen():
+            self._fitted = True
+            timer = QTimer(self)  # a child: it dies with the window
+            timer.setSingleShot(True)
+            timer.timeout.connect(lambda: None if self._closing or self.isFullScreen() else fit_window(self))
+            timer.start(0)
 
     # ------------------------------------------------------------------ commands (GUI thread)
 
@@ -561,8 +575,10 @@ class ViewWindow(QMainWindow):
             cutoff = now - FPS_WINDOW_S
             self._frame_times = [t for t in self._frame_times if t >= cutoff]
             self._fps = len(self._frame_times) / FPS_WINDOW_S
-            self.status_labels["fps"].setText(f"{self._fps:3.0f} fps")
-            self.play_action.setText("Pause" if any(s.running for s in snaps) else "Play")
+            running = any(s.running for s in snaps)
+            # paused, nothing new is drawn: "0 fps" beside "end of run" read as a frozen window
+            self.status_labels["fps"].setText(f"{self._fps:3.0f} fps" if running or self._fps >= 1 else "still")
+            self.play_action.setText("Pause" if running else "Play")
             self._refresh_status(snaps)
 
     @property
@@ -577,6 +593,7 @@ class ViewWindow(QMainWindow):
         if self._closing:
             super().closeEvent(event)
             return
+        self.presentation.leave()  # the window's own layout is what is saved
         self._closing = True
         for timer in (self.frame_timer, self._worker_fallback, self._first_frame_timer):
             timer.stop()
@@ -599,11 +616,13 @@ class ViewWindow(QMainWindow):
         def put(name, value):
             stored.setValue(keys.view_key(self.VIEW, name), value)
 
-        put("geometry", self.saveGeometry())
+        save_geometry(self, stored, self.VIEW)  # per screen size
         put("state", self.saveState())
         put("speed", self.worker.latest().speed)
         put("repeat", self.repeat.isChecked())
         put("follow", self.follow_box.isChecked())
         put("trail", self.trail_box.isChecked())
+        put("slow_flips", self.presentation.slow)
+        put("slow_factor", self.presentation.factor)
         self._save_view_settings(stored)
         stored.sync()

@@ -133,7 +133,7 @@ RTF_TIP = "simulated seconds per wall-clock second"
 COMPILING_TIP = ("the integrator's compiled kernel is being built in the background, once per install; "
                  "until it is ready the same code runs uncompiled, slower, with the same results")
 #: the status bar's word for a run paused at its duration, and its tooltip
-END_OF_RUN = "end of run"
+END_OF_RUN = "end of run: Space plays on, R restarts"
 END_OF_RUN_TIP = ("The run reached its duration (Solver > duration) and paused: Play (Space) goes on past it, "
                   "Reset (R) starts again; the repeat option starts again by itself")
 

@@ -113,6 +113,24 @@ EXCLUDED_COLOUR = "#9aa0a6"
 
 
 COLOURS = ("#e5534b", "#57ab5a", "#539bf5")
+#: measured samples' marker size (points): 2.5 was a speck under the curves at 100 dpi
+POINT_SIZE = 4.0
+FLIP_COLOUR = "#c69026"
+LEAD_COLOUR = "#c69026"
+
+
+def _key(fig, entries, ncol: int) -> None:
+    """One key for every panel, under them all: ``entries`` are (label, line kwargs)."""
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], **kw) for _label, kw in entries]
+    fig.legend(handles, [label for label, _ in entries], loc="outside lower center", ncol=ncol, fontsize=8,
+               frameon=False, handlelength=2.0, columnspacing=1.4)
+
+
+def _axis_entries(what: str) -> list:
+    """The key's colours: one line per omega component (``what``: fitted, predicted)."""
+    return [(f"ω{'xyz'[c]} {what}", {"color": COLOURS[c], "lw": 1.5}) for c in range(3)]
 
 
 def _panel_figure(n: int):
@@ -154,14 +172,13 @@ def plot_figure(result: FitResult, title: str | None = None):
         grey = f.excluded
         for c in range(3):
             colour = EXCLUDED_COLOUR if grey else COLOURS[c]
-            ax.plot(t, f.w_fitted[:, c], color=colour, lw=1.2, ls="--" if grey else "-",
-                    label=f"ω{'xyz'[c]} fit" if k == first_fitted(result) else None)
-            ax.plot(t[f.used], f.w_measured[f.used, c], ".", color=colour, ms=2.5)
+            ax.plot(t, f.w_fitted[:, c], color=colour, lw=1.2, ls="--" if grey else "-")
+            ax.plot(t[f.used], f.w_measured[f.used, c], ".", color=colour, ms=POINT_SIZE)
             if (~f.used).any():
-                ax.plot(t[~f.used], f.w_measured[~f.used, c], "x", color="#768390", ms=3)
-        for flip in (f.flip_time_measured, f.flip_time_fitted):
+                ax.plot(t[~f.used], f.w_measured[~f.used, c], "x", color="#768390", ms=POINT_SIZE)
+        for flip, style in ((f.flip_time_measured, ":"), (f.flip_time_fitted, "-")):
             if flip is not None and not grey:
-                ax.axvline(flip, color="#c69026", lw=0.8, ls=":")
+                ax.axvline(flip, color=FLIP_COLOUR, lw=0.8, ls=style)
         head = f"{k + 1}. {_short(f.recording)} at {f.start:.2f} s, rms {f.rms:.3f} rad/s"
         if f.cut:
             head += f" (recording {'starts' if f.cut == 'start' else 'ends'} in flight)"
@@ -181,8 +198,12 @@ def plot_figure(result: FitResult, title: str | None = None):
                      f"x clipped, grey excluded{more}")
     fig.suptitle("\n".join(textwrap.wrap(text, int(FIGURE_TITLE_CHARS * width / (PANEL_SIZE[0] * 3)))),
                  fontsize=9, parse_math=False)
-    if flights:
-        fig.axes[min(first_fitted(result), len(fig.axes) - 1)].legend(fontsize=6, loc="upper right")
+    if flights:  # one whole key for all panels: what the colours, points, crosses and flip lines are
+        _key(fig, _axis_entries("fitted") + [
+            ("measured", {"color": "#444c56", "ls": "", "marker": ".", "ms": POINT_SIZE * 2}),
+            ("clipped, not fitted", {"color": "#768390", "ls": "", "marker": "x", "ms": POINT_SIZE}),
+            ("flip measured", {"color": FLIP_COLOUR, "lw": 0.8, "ls": ":"}),
+            ("flip fitted", {"color": FLIP_COLOUR, "lw": 0.8, "ls": "-"})], ncol=7)
     return fig
 
 
@@ -266,8 +287,9 @@ def prediction_table(flights: list[dict], lead: float, seconds: float) -> str:
     return "\n".join(lines)
 
 
-def draw_predictions(body, recordings, flights: list[dict], horizon: float, path) -> None:
-    """Measured rates (points) over the predicted curves, one panel per flight, into ``path``."""
+def draw_predictions(body, recordings, flights: list[dict], horizon: float, path, lead: float | None = None) -> None:
+    """Measured rates (points) over the predicted curves, one panel per flight, into ``path``;
+    ``lead``: the first seconds of each flight omega0 was fitted on, shaded."""
     import textwrap
 
     from .predict import predicted_curve
@@ -280,12 +302,14 @@ def draw_predictions(body, recordings, flights: list[dict], horizon: float, path
         rec = by_name[f["recording"]]
         inside = (rec.t >= f["start"]) & (rec.t <= min(f["end"], f["start"] + horizon)) & ~rec.saturated
         tc, wc = predicted_curve(body, f["omega0"], horizon)
+        if lead is not None:  # the measured samples the prediction starts from
+            ax.axvspan(0.0, lead, color=LEAD_COLOUR, alpha=0.15, lw=0)
         for c in range(3):
             ax.plot(tc, wc[:, c], color=COLOURS[c], lw=1.2)
-            ax.plot(rec.t[inside] - f["start"], rec.w[inside, c], ".", color=COLOURS[c], ms=2.5)
+            ax.plot(rec.t[inside] - f["start"], rec.w[inside, c], ".", color=COLOURS[c], ms=POINT_SIZE)
         for flip, style in ((f["flip_time_predicted"], "-"), (f["flip_time_measured"], ":")):
             if flip is not None:
-                ax.axvline(flip, color="#c69026", lw=0.8, ls=style)
+                ax.axvline(flip, color=FLIP_COLOUR, lw=0.8, ls=style)
         head = f"{k + 1}. {_short(f['recording'])} at {f['start']:.2f} s"
         ax.set_title("\n".join(textwrap.wrap(head, PANEL_TITLE_CHARS)[:3]), fontsize=8, parse_math=False)
         ax.tick_params(labelsize=7)
@@ -295,4 +319,12 @@ def draw_predictions(body, recordings, flights: list[dict], horizon: float, path
             ax.set_xlabel("t - start (s)", fontsize=8, parse_math=False)
     fig.suptitle("tumble predict: points measured, lines predicted; flips: solid predicted, dotted measured",
                  fontsize=9, parse_math=False)
+    if shown:  # one whole key for all panels
+        entries = _axis_entries("predicted") + [
+            ("measured", {"color": "#444c56", "ls": "", "marker": ".", "ms": POINT_SIZE * 2}),
+            ("flip predicted", {"color": FLIP_COLOUR, "lw": 0.8, "ls": "-"}),
+            ("flip measured", {"color": FLIP_COLOUR, "lw": 0.8, "ls": ":"})]
+        if lead is not None:
+            entries.append((f"first {lead:g} s: ω0 fitted here", {"color": LEAD_COLOUR, "alpha": 0.3, "lw": 6}))
+        _key(fig, entries, ncol=len(entries))
     fig.savefig(path, format="png")
