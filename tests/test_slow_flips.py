@@ -129,7 +129,7 @@ def test_a_bad_factor_is_refused_naming_the_option(bad):
 
 
 def test_the_command_line_refuses_a_bad_factor_in_one_line(tmp_path):
-    from cli_run import tumble
+    from conftest import tumble
 
     res = tumble("export", "t-handle", "--out", tmp_path / "clip.mp4", "--slow-flips", "0.5")
     assert res.returncode == 2 and not (tmp_path / "clip.mp4").exists()
@@ -138,7 +138,7 @@ def test_the_command_line_refuses_a_bad_factor_in_one_line(tmp_path):
 
 
 def test_the_command_line_writes_the_longer_clip(tmp_path):
-    from cli_run import tumble_headless
+    from conftest import tumble_headless
 
     out = tmp_path / "flip.csv"  # the trajectory one row per frame: the frame times without rendering
     res = tumble_headless("export", "t-handle", "--out", out, "--duration", "2.5", "--slow-flips", "3")

@@ -14,10 +14,10 @@ from PyQt5.QtGui import QImage
 from PyQt5.QtWidgets import QApplication
 
 from tumble.gui.common import settings as keys
+from conftest import WAIT_MS
 
 #: the screens a class meets: a projector, a laptop, a monitor
 SCREENS = [(1280, 720), (1366, 768), (1920, 1080)]
-WAIT_MS = 30000
 #: a port nothing listens on (the Phone tab opens and keeps trying)
 NO_PHONE = "http://127.0.0.1:9"
 
@@ -84,7 +84,7 @@ def _xvfb_run() -> str:
 @pytest.mark.parametrize("phone", [False, True])
 def test_the_window_fits_each_screen(tmp_path, size, phone):
     """``tumble gui --screenshot`` on an Xvfb screen of each size: the window (its screenshot) within it."""
-    from cli_run import ROOT, headless_env
+    from conftest import ROOT, headless_env
 
     w, h = size
     shot = tmp_path / "window.png"
@@ -147,7 +147,7 @@ def test_m_slows_each_flip_and_the_clock_stays_simulated(open_window, qtbot):
 
 
 def test_tumble_gui_opens_in_presentation_mode_with_slow_flips(tmp_path):
-    from cli_run import ROOT, headless_env
+    from conftest import ROOT, headless_env
 
     shot = tmp_path / "presentation.png"
     args = [sys.executable, "-m", "tumble", "gui", "t-handle", "--presentation", "--slow-flips", "4",
