@@ -60,6 +60,18 @@ def qt_application():
     return app
 
 
+def save_and_close(window, screenshot: str | None, result: dict) -> None:
+    """The end of an automated run: save ``window`` as ``screenshot`` (a failed write is one line,
+    ``result["code"] = 1``), then close it."""
+    if screenshot is not None:
+        try:
+            window.save_screenshot(screenshot)
+        except OSError as err:
+            print(f"tumble: error: could not write {screenshot}: {err}", file=sys.stderr)
+            result["code"] = 1
+    window.close()
+
+
 def run_gui(scenario: str | None, paused: bool = False, view: str = "main", screenshot: str | None = None,
             quit_after: float | None = None, live: str | None = None, engines: str | None = None,
             presentation: bool = False, slow_flips: float | None = None) -> int:
@@ -106,13 +118,7 @@ def run_gui(scenario: str | None, paused: bool = False, view: str = "main", scre
         delay = quit_after if quit_after is not None else DEFAULT_SCREENSHOT_DELAY_S
 
         def finish():
-            if screenshot is not None:
-                try:
-                    window.save_screenshot(screenshot)
-                except OSError as err:
-                    print(f"tumble: error: could not write {screenshot}: {err}", file=sys.stderr)
-                    result["code"] = 1
-            window.close()
+            save_and_close(window, screenshot, result)
 
         countdown = []  # started once: by the first frame, or by the timeout without one
 
@@ -185,13 +191,7 @@ def run_replay(replay, speed: float | None = None, screenshot: str | None = None
         delay = quit_after if quit_after is not None else DEFAULT_SCREENSHOT_DELAY_S
 
         def finish():
-            if screenshot is not None:
-                try:
-                    window.save_screenshot(screenshot)
-                except OSError as err:
-                    print(f"tumble: error: could not write {screenshot}: {err}", file=sys.stderr)
-                    result["code"] = 1
-            window.close()
+            save_and_close(window, screenshot, result)
 
         window.first_frame_drawn.connect(lambda: QTimer.singleShot(int(delay * 1000), finish))
     window.show()

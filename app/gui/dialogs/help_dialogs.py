@@ -32,21 +32,30 @@ def why_it_flips_text() -> str:
 def why_dialog(window) -> QDialog:
     """Help > Why does it flip?: the plain explanation over ``window`` (not modal); its
     ``browser`` attribute is the QTextBrowser showing it."""
-    dialog = QDialog(window)
-    dialog.setWindowTitle("Why does it flip?")
-    dialog.setAttribute(Qt.WA_DeleteOnClose)
+    dialog = _closable_dialog(window, "Why does it flip?")
     browser = dialog.browser = QTextBrowser(dialog)
-    # Markdown paragraphs are lines wrapped at 96 columns: joined, so the text flows with the width
-    browser.setMarkdown(why_it_flips_text())
-    browser.setOpenExternalLinks(False)
+    browser.setMarkdown(why_it_flips_text())  # its paragraphs flow with the dialog's width
+    _show_with(dialog, browser, (640, 460))
+    return dialog
+
+
+def _closable_dialog(window, title: str) -> QDialog:
+    """A dialog over ``window`` that deletes itself when closed."""
+    dialog = QDialog(window)
+    dialog.setWindowTitle(title)
+    dialog.setAttribute(Qt.WA_DeleteOnClose)
+    return dialog
+
+
+def _show_with(dialog: QDialog, widget, size: tuple[int, int]) -> None:
+    """Lay ``widget`` out over a Close button in ``dialog``, size it and show it."""
     buttons = QDialogButtonBox(QDialogButtonBox.Close, dialog)
     buttons.rejected.connect(dialog.close)
     lay = QVBoxLayout(dialog)
-    lay.addWidget(browser)
+    lay.addWidget(widget)
     lay.addWidget(buttons)
-    dialog.resize(640, 460)
+    dialog.resize(*size)
     dialog.show()
-    return dialog
 
 
 def _metadata():
@@ -108,9 +117,7 @@ def shortcuts(window) -> list[tuple[str, str, str]]:
 def shortcuts_dialog(window) -> QDialog:
     """Help > Keyboard shortcuts: a table made from ``window``'s actions (not modal); its
     ``table`` attribute is the QTableWidget."""
-    dialog = QDialog(window)
-    dialog.setWindowTitle("Keyboard shortcuts")
-    dialog.setAttribute(Qt.WA_DeleteOnClose)
+    dialog = _closable_dialog(window, "Keyboard shortcuts")
     rows = shortcuts(window)
     table = dialog.table = QTableWidget(len(rows), 3, dialog)
     table.setHorizontalHeaderLabels(("Keys", "Command", "What it does"))
@@ -129,12 +136,6 @@ def shortcuts_dialog(window) -> QDialog:
     header.setSectionResizeMode(2, QHeaderView.Stretch)
     # the rows' heights follow the description column's width (known once laid out)
     header.sectionResized.connect(lambda *_: table.resizeRowsToContents())
-    buttons = QDialogButtonBox(QDialogButtonBox.Close, dialog)
-    buttons.rejected.connect(dialog.close)
-    lay = QVBoxLayout(dialog)
-    lay.addWidget(table)
-    lay.addWidget(buttons)
-    dialog.resize(760, 440)
-    dialog.show()
+    _show_with(dialog, table, (760, 440))
     table.resizeRowsToContents()
     return dialog
