@@ -65,6 +65,9 @@ class CompareScene:
     Thread: GUI thread (or the export's rendering thread).
     """
 
+    #: the bodies' label colours, in order
+    COLORS = SIDE_COLORS
+
     def __init__(self, plotter, *, follow: bool = True, trail: bool = True):
         self.plotter = plotter
         self.follow = follow
@@ -82,9 +85,9 @@ class CompareScene:
 
     def set_bodies(self, body: Body, center=(0.0, 0.0, 0.0), w0=None, labels=("A", "B"),
                    reset_camera: bool = True, q0=None) -> None:
-        """(Re)build both bodies (the same ``body``, starting at ``center`` + their offsets,
-        spinning at ``w0`` from ``q0``); they sit apart across the default view, which is the
-        main view's for that start."""
+        """(Re)build the bodies (the same ``body``, starting at ``center`` + their offsets,
+        spinning at ``w0`` from ``q0``), labelled ``labels`` in :attr:`COLORS`; they sit apart in
+        a row across the default view, which is the main view's for that start."""
         self.clear()
         center = np.asarray(center, dtype=float)
         for scene in self.scenes:
@@ -93,11 +96,13 @@ class CompareScene:
             scene.actors["grid"].SetVisibility(False)
         r = self.radius = self.scenes[0].radius
         self._view = self.scenes[0].view
-        self.offsets = np.outer([-0.5, 0.5], side_direction(self._view) * SEPARATION * r)
-        self._grid = FloorGrid(self.plotter, meshes.nice_spacing(r), 2 * GRID_HALF_CELLS, GRID_DEPTH * r, center)
-        self._labels = [self._add_label(text, color) for text, color in zip(labels, SIDE_COLORS)]
+        n = len(self.scenes)
+        self.offsets = np.outer(np.arange(n) - 0.5 * (n - 1), side_direction(self._view) * SEPARATION * r)
+        self._grid = FloorGrid(self.plotter, meshes.nice_spacing(r), 2 * GRID_HALF_CELLS * max(1, n // 2),
+                               GRID_DEPTH * r, center)
+        self._labels = [self._add_label(text, color) for text, color in zip(labels, self.COLORS)]
         q0 = np.array([1.0, 0.0, 0.0, 0.0]) if q0 is None else np.asarray(q0, dtype=float)
-        self.set_poses([(center, q0, w0, None, None, None)] * 2)
+        self.set_poses([(center, q0, w0, None, None, None)] * n)
         self._focus = center.copy()
         if reset_camera:
             self.reset_camera(center)

@@ -11,10 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..physics.body import Body
-from . import meshes
-from .actors import FloorGrid
-from .body_scene import GRID_DEPTH, GRID_HALF_CELLS, RigidBodyScene
-from .compare import FRAME_HALF_HEIGHT, SEPARATION, VIEW_ANGLE, CompareScene, side_direction
+from .body_scene import RigidBodyScene
+from .compare import FRAME_HALF_HEIGHT, SEPARATION, VIEW_ANGLE, CompareScene
 
 #: the most bodies one row holds (the engines view's settings)
 MAX_BODIES = 4
@@ -28,6 +26,8 @@ class EnginesScene(CompareScene):
     Thread: GUI thread (or the export's rendering thread).
     """
 
+    COLORS = ENGINE_COLORS
+
     def __init__(self, plotter, n: int, *, follow: bool = True, trail: bool = True):
         super().__init__(plotter, follow=follow, trail=trail)
         for scene in self.scenes:  # the pair's two: rebuilt for n
@@ -38,28 +38,6 @@ class EnginesScene(CompareScene):
     @property
     def count(self) -> int:
         return len(self.scenes)
-
-    def set_bodies(self, body: Body, center=(0.0, 0.0, 0.0), w0=None, labels=(), reset_camera: bool = True,
-                   q0=None) -> None:
-        """(Re)build every body (the same ``body`` at ``center`` + its offset, spinning at ``w0``
-        from ``q0``), labelled ``labels`` in :data:`ENGINE_COLORS`."""
-        self.clear()
-        center = np.asarray(center, dtype=float)
-        for scene in self.scenes:
-            scene.set_body(body, center=center, w0=w0, reset_camera=False, q0=q0)
-            scene.actors["grid"].SetVisibility(False)
-        r = self.radius = self.scenes[0].radius
-        self._view = self.scenes[0].view
-        n = self.count
-        self.offsets = np.outer(np.arange(n) - 0.5 * (n - 1), side_direction(self._view) * SEPARATION * r)
-        self._grid = FloorGrid(self.plotter, meshes.nice_spacing(r), 2 * GRID_HALF_CELLS * max(1, n // 2),
-                               GRID_DEPTH * r, center)
-        self._labels = [self._add_label(text, color) for text, color in zip(labels, ENGINE_COLORS)]
-        q0 = np.array([1.0, 0.0, 0.0, 0.0]) if q0 is None else np.asarray(q0, dtype=float)
-        self.set_poses([(center, q0, w0, None, None, None)] * n)
-        self._focus = center.copy()
-        if reset_camera:
-            self.reset_camera(center)
 
     def camera_distance(self) -> float:
         """How far back (m) the camera must be to frame the whole row and its labels."""
