@@ -34,7 +34,7 @@ def readme_commands(text: str) -> list[str]:
     for lang, body in re.findall(r"```(\w*)\n(.*?)```", text, re.S):
         if lang not in ("", "bash", "sh", "shell", "console"):
             continue
-        body = re.sub(r"\\\n\s*", " ", body)
+        body = re.sub(r"\s*\\\n\s*", " ", body)
         for line in body.splitlines():
             line = line.strip()
             if line.startswith("$ "):
