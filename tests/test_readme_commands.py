@@ -8,7 +8,7 @@ import re
 from conftest import ROOT
 
 #: how the tests run the command line: the shared helpers, a test's own wrapper of them, or main
-CALL = r"""(?:\btumble|\btumble_here\(capsys,|\bRunning|\bcli|\btumble_headless|\bmain\(\[)\(?\s*"{name}"{rest}"""
+CALL = r"""(?:\btumble|\brun_tumble|\btumble_here\(capsys,|\bRunning|\bcli|\btumble_headless|\bmain\(\[)\(?\s*"{name}"{rest}"""
 
 
 def readme_commands() -> list[tuple[str, ...]]:

@@ -153,8 +153,11 @@ def _fault(text: str):
     rule = f"be KIND@T or KIND@T:S with KIND one of {', '.join(FAULTS)} (outage and sleep take S > 0)"
     kind, _, rest = text.partition("@")
     at, _, seconds = rest.partition(":")
-    at_s = plain_number(at, "--fault", rule)  # the one number rule: no '_', no other script's digits
-    dur = plain_number(seconds, "--fault", rule) if seconds else 0.0
+    try:  # the one number rule (no '_', no other script's digits); the refusal names the whole fault
+        at_s = plain_number(at, "--fault", rule)
+        dur = plain_number(seconds, "--fault", rule) if seconds else 0.0
+    except ParameterError as err:
+        raise ParameterError("--fault", text, err.rule) from None
     if kind not in FAULTS or not (0 <= at_s < 1e6) or not (0 <= dur < 1e6) or (kind in ("outage", "sleep") and dur <= 0):
         raise ParameterError("--fault", text, rule)
     return kind, at_s, dur

@@ -293,10 +293,18 @@ def fit_recordings(recordings: list[Recording], windows=None, drag_model: str = 
     # the flights are found and their edges settled with the principal axes free to turn: a
     # sensor a few degrees off the body's would otherwise move the edges where the sensor's
     # axes stop matching and split flights (2 of 5 found, 3 extra, with a 2 degree turn)
-    state = settled_fit(recordings, flights, inertia, drag, drag_model, "fit", windows,
-                        lambda fraction, message: say(0.9 * fraction, message), cancel, exclude, include,
-                        [dw for _, dw in smoothed])
-    turned = flight_rms_relative(state.sol)
+    try:
+        state = settled_fit(recordings, flights, inertia, drag, drag_model, "fit", windows,
+                            lambda fraction, message: say(0.9 * fraction, message), cancel, exclude, include,
+                            [dw for _, dw in smoothed])
+        turned = flight_rms_relative(state.sol)
+    except ParameterError:
+        raise
+    except (ValueError, np.linalg.LinAlgError):
+        # too little to turn the axes by (one short flight leaves the turn undetermined and the
+        # solve non-finite): the flights are settled with the sensor's axes, as the fit asks
+        return fit_flights(recordings, flights, inertia, drag, drag_model, axes_mode, windows, say, cancel,
+                           exclude, began, include, [dw for _, dw in smoothed])
     say(0.92, "fitting the flights with the sensor's axes")
     state.refit_with_axes("sensor")
     result = _result(recordings, state.sol, state.active_flights(), state.excluded_flights(), 0.0)
