@@ -360,19 +360,41 @@ class Measured:
         return [line for line in self.stderr.splitlines() if line.strip()]
 
 
+#: the measured child's parent: a small process that starts the command, forwards SIGINT and SIGTERM
+#: to it, and writes its peak resident memory (KB) to the file descriptor named first. A child
+#: forked from the test process itself would report the test process's own peak (Linux counts the
+#: memory a process had before its exec in ru_maxrss), so the figure is the command's only when
+#: its parent is small.
+MEASURING_PARENT = r"""
+import os, signal, subprocess, sys
+report = int(sys.argv[1])
+child = subprocess.Popen(sys.argv[2:])
+for signum in (signal.SIGINT, signal.SIGTERM):
+    signal.signal(signum, lambda n, _frame: child.send_signal(n))
+_, status, usage = os.wait4(child.pid, 0)
+child.returncode = os.waitstatus_to_exitcode(status)
+os.write(report, str(usage.ru_maxrss).encode())
+os.close(report)
+sys.exit(child.returncode if child.returncode >= 0 else 128 - child.returncode)
+"""
+
+
 def run_measured(*args, deadline_s: float, signal_at: float | None = None, signum=signal.SIGINT,
                  started=None) -> Measured:
     """``tumble ARGS`` in a child, killed at ``deadline_s``; its wall time and peak resident
-    memory (os.wait4's ru_maxrss). With ``signal_at``: ``signum`` is sent that many seconds after
-    ``started()`` turns true (or after the start, without it)."""
+    memory (os.wait4's ru_maxrss, taken by a small parent: :data:`MEASURING_PARENT`). With
+    ``signal_at``: ``signum`` is sent that many seconds after ``started()`` turns true (or after
+    the start, without it)."""
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
+    peak_r, peak_w = os.pipe()
     began = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "tumble", *map(str, args)], cwd=ROOT, env=headless_env(),
-                            stdout=out_w, stderr=err_w)
-    os.close(out_w)
-    os.close(err_w)
-    chunks = {out_r: [], err_r: []}
+    proc = subprocess.Popen([sys.executable, "-c", MEASURING_PARENT, str(peak_w), sys.executable, "-m", "tumble",
+                             *map(str, args)], cwd=ROOT, env=headless_env(), stdout=out_w, stderr=err_w,
+                            pass_fds=(peak_w,), start_new_session=True)
+    for fd in (out_w, err_w, peak_w):
+        os.close(fd)
+    chunks = {out_r: [], err_r: [], peak_r: []}
 
     def drain(fd):
         while True:
@@ -381,10 +403,17 @@ def run_measured(*args, deadline_s: float, signal_at: float | None = None, signu
                 return
             chunks[fd].append(block)
 
-    readers = [threading.Thread(target=drain, args=(fd,), daemon=True) for fd in (out_r, err_r)]
+    readers = [threading.Thread(target=drain, args=(fd,), daemon=True) for fd in (out_r, err_r, peak_r)]
     for r in readers:
         r.start()
-    killer = threading.Timer(deadline_s, proc.kill)
+
+    def kill():
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the parent and the command
+        except ProcessLookupError:
+            pass
+
+    killer = threading.Timer(deadline_s, kill)
     killer.start()
     if signal_at is not None:
         def send():
@@ -393,20 +422,20 @@ def run_measured(*args, deadline_s: float, signal_at: float | None = None, signu
                 time.sleep(0.02)
             time.sleep(signal_at)
             if proc.poll() is None:
-                proc.send_signal(signum)
+                proc.send_signal(signum)  # the parent forwards it to the command
         threading.Thread(target=send, daemon=True).start()
     try:
-        _, status, usage = os.wait4(proc.pid, 0)
+        proc.wait()
     finally:
         killer.cancel()
     seconds = time.monotonic() - began
-    proc.returncode = os.waitstatus_to_exitcode(status)
     for r in readers:
         r.join(5.0)
-    for fd in (out_r, err_r):
+    for fd in (out_r, err_r, peak_r):
         os.close(fd)
     text = {fd: b"".join(c).decode("utf-8", "replace") for fd, c in chunks.items()}
-    return Measured(proc.returncode, text[out_r], text[err_r], seconds, usage.ru_maxrss / 1024.0)
+    peak_kb = float(text[peak_r] or "nan")  # nan: killed at the deadline before it could say
+    return Measured(proc.returncode, text[out_r], text[err_r], seconds, peak_kb / 1024.0)
 
 
 class PhoneServer:
