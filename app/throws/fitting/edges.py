@@ -106,9 +106,9 @@ def find_flights(recordings, windows=None, drag_model="quadratic", smoothed=None
 
 def flights_with_body(recordings, inertia, drag_model, drag, windows=None, cut_min_s: float | None = None) -> list:
     """Flights of ``recordings`` found with a known body (a FIT.toml's): runs of small torque
-    residual, their edges then moved to where that body stops matching the rates. With
-    ``cut_min_s``, a run cut by the end of its recording (or segment) counts from that length
-    on (a clip that ends just after the release still holds its launch)."""
+    residual, each given its edges by :func:`flight_edges`. With ``cut_min_s``, a run cut by
+    the end of its recording (or segment) counts from that length on (a clip that ends just
+    after the release still holds its launch)."""
     found = []
     for k, rec in enumerate(recordings):
         _, dw = fl.smooth_and_derivative(rec.t, rec.w)
@@ -116,16 +116,50 @@ def flights_with_body(recordings, inertia, drag_model, drag, windows=None, cut_m
                          min_s=fl.MIN_FLIGHT_S if cut_min_s is None else min(cut_min_s, fl.MIN_FLIGHT_S))
         ends = {b for _, b in rec.segment_bounds()}
         found += [f for f in runs if rec.t[f.i1 - 1] - rec.t[f.i0] >= fl.MIN_FLIGHT_S or f.i1 in ends]
-    found = merge(recordings, found)
-    if not found:
-        return []
-    w0s = [refit_start(recordings[f.recording], f, start_rate(recordings[f.recording], f.i0, f.i1), inertia,
-                        drag_model, drag) for f in found]
+    out = []
+    for f in merge(recordings, found):
+        g = flight_edges(recordings[f.recording], f, inertia, drag_model, drag, windows)[0]
+        if not any(h.recording == g.recording and h.i0 < g.i1 and g.i0 < h.i1 for h in out):
+            out.append(g)
+    return out
+
+
+#: the torque residual around a flight is computed over this much (s) on either side of it:
+#: far more than the differentiator's half window and an edge's reach, so the flight's edges
+#: do not depend on where the samples around it end (a live stream's newest sample, a clip)
+EDGES_CONTEXT_S = 1.0
+
+
+def flight_edges(rec: Recording, flight, inertia, drag_model, drag, windows=None):
+    """(flight, initial rate): THE edges of the flight of ``rec`` that ``flight`` overlaps, for
+    one body (``tumble fit``, ``tumble predict``, ``tumble live``, the window and the import
+    dialog all report these).
+
+    They depend on the recording's samples and the body alone, never on how the flight was
+    first found: the anchor is the run of small torque residual under this body over
+    ``flight`` (the longest overlapping it; ``flight`` itself where there is none), and the
+    edges are settled from it (:func:`settle_edges`: moved to where the body, fitted to the
+    flight's core, stops matching the measured rates).
+    """
+    t = rec.t
+    lo = int(np.searchsorted(t, t[flight.i0] - EDGES_CONTEXT_S))
+    hi = int(np.searchsorted(t, t[flight.i1 - 1] + EDGES_CONTEXT_S, "right"))
+    part = Recording(rec.name, t[lo:hi], rec.w[lo:hi], rec.segment[lo:hi], rec.saturated[lo:hi])
+    anchor = flight
+    if hi - lo > fl.DERIVATIVE_MIN_SAMPLES + 2:
+        _, dw = fl.smooth_and_derivative(part.t, part.w)
+        runs = [fl.Flight(flight.recording, g.i0 + lo, g.i1 + lo)
+                for g in fl.detect(part, flight.recording, dw, inertia, drag_model, drag, windows, min_s=0.0)]
+        over = [g for g in runs if g.i0 < flight.i1 and flight.i0 < g.i1]
+        if over:
+            anchor = max(over, key=lambda g: (min(g.i1, flight.i1) - max(g.i0, flight.i0), g.i1 - g.i0))
+    w0 = refit_start(rec, anchor, start_rate(rec, anchor.i0, anchor.i1), inertia, drag_model, drag)
     try:
-        flights, _, _ = settle_edges(recordings, found, w0s, inertia, drag_model, drag, windows, None)
+        flights, w0s, _ = settle_edges({flight.recording: rec}, [anchor], [w0], inertia, drag_model, drag, windows,
+                                       None)
     except ParameterError:
-        return []
-    return flights
+        return anchor, w0
+    return flights[0], w0s[0]
 
 
 def start_rate(rec: Recording, i: int, i1: int) -> np.ndarray:

@@ -15,7 +15,7 @@ import numpy as np
 
 from ...physics.errors import ParameterError
 from ..fitting import flights as fl
-from ..fitting.edges import find_flights, own_start, settle_edges
+from ..fitting.edges import find_flights, flight_edges
 from ..fitting import consensus as cs
 from ..fitting.fit import EDGE_ROUNDS, FitResult, fit_flights, joint_result
 from ..fitting.predict import DEFAULT_HORIZON, DEFAULT_LEAD, FittedBody, predict_span
@@ -72,6 +72,7 @@ class LiveFitter:
         self._guess = None                       # a first body from the rates alone
         self.exclude: tuple = ()                 # (segment, a time inside) of flights the user left out
         self.include: tuple = ()                 # ... and of those the fit left out that the user put back
+        self._refined: list[dict] = []           # events of a full fit's refined flights, not emitted yet
 
     @property
     def ratios(self):
@@ -143,9 +144,6 @@ class LiveFitter:
     def _known(self, k: int, i0: int, i1: int, flights) -> bool:
         return any(g.recording == k and i0 < g.i1 and g.i0 < i1 for g in flights)
 
-    def _reported(self, k: int, start: float, end: float) -> bool:
-        return any(e["segment"] == k and e["start"] < end and start < e["end"] for e in self.events)
-
     def in_air(self, k: int) -> dict | None:
         """The throw in the air now in segment ``k``: its newest samples free under the body
         for at least the prediction's lead. ``{"segment", "start", "flip_time_predicted"}``
@@ -194,7 +192,12 @@ class LiveFitter:
             self.settled[k] = max(self.settled[k], settle_to)
         if not new:
             return []
-        events = self._fit_fixed(new) if self.fixed is not None else self._fit_joint(new)
+        if self.fixed is not None:
+            events = self._fit_fixed(new)
+        else:
+            before = len(self.events)
+            events = self._fit_joint(new)
+            del self.events[before:]  # _refresh appended them as it went
         self.events += events
         return events
 
@@ -219,14 +222,41 @@ class LiveFitter:
             return self._failed(recordings, new, f"not fitted yet: {why} ({err.__class__.__name__})")
         self.result, self.body, self.fits = result, body_of(result), self.fits + 1
         self.flights = [fl.Flight(ff.rec_index, ff.i0, ff.i1) for ff in result.flights]
+        return self._refresh(recordings)
+
+    def _last_report(self, k: int, start: float, end: float) -> dict | None:
+        """The last event of the flight of segment ``k`` that overlaps ``start``..``end``."""
+        return next((e for e in reversed(self.events) if e["segment"] == k and e["start"] < end and start < e["end"]),
+                    None)
+
+    def _refresh(self, recordings) -> list[dict]:
+        """Events of the last fit's flights not reported yet, and again of those whose edges,
+        measured flip or exclusion the fit changed (a later fit's body settles the edges of
+        flights reported before it: the last report of a flight counts)."""
         events = []
-        for ff in result.flights:
-            if not self._reported(ff.rec_index, ff.start, ff.end):
-                rec = recordings[ff.rec_index]
-                predicted = predict_span(self.body, rec, ff.i0, ff.i1, DEFAULT_LEAD, DEFAULT_HORIZON)
-                events.append(self._event(ff.rec_index, ff.start, ff.end, ff.omega0, ff.flip_time_measured,
-                                          predicted["flip_time_predicted"], ff.excluded, ff.reason))
+        for ff in self.result.flights:
+            last = self._last_report(ff.rec_index, ff.start, ff.end)
+            if last is not None and (last["start"], last["end"], last["flip_time_measured"], last["excluded"]) == \
+                    (ff.start, ff.end, ff.flip_time_measured, ff.excluded):
+                continue
+            rec = recordings[ff.rec_index]
+            predicted = predict_span(self.body, rec, ff.i0, ff.i1, DEFAULT_LEAD, DEFAULT_HORIZON)
+            events.append(self._event(ff.rec_index, ff.start, ff.end, ff.omega0, ff.flip_time_measured,
+                                      predicted["flip_time_predicted"], ff.excluded, ff.reason,
+                                      number=None if last is None else last["number"]))
+            self.events.append(events[-1])  # a later flight of this fit must not take it for its own
         return events
+
+    @property
+    def flight_count(self) -> int:
+        """Flights reported so far (a flight reported again with refined edges counts once)."""
+        return len({e["number"] for e in self.events})
+
+    def take_refined(self) -> list[dict]:
+        """The events of flights the last full fit (:meth:`finish`, :meth:`choose`) reported
+        again, once each (the session emits them)."""
+        out, self._refined = self._refined, []
+        return out
 
     def finish(self) -> bool:
         """The full fit of every flight, as ``tumble fit`` runs it, with the user's choices (at
@@ -240,6 +270,7 @@ class LiveFitter:
         except (ParameterError, ArithmeticError, ValueError, np.linalg.LinAlgError):
             return False
         self.body = body_of(self.result)
+        self._refined += self._refresh(self.recordings())
         return True
 
     def choose(self, exclude, include) -> bool:
@@ -277,29 +308,41 @@ class LiveFitter:
             for _ in range(EDGE_ROUNDS):
                 if not state.settle():
                     break
+        state.final_edges()
         return joint_result(recordings, state)
 
     def _fit_fixed(self, new: list[fl.Flight]) -> list[dict]:
         body = self.fixed
         recordings = self.recordings()
         try:
-            w0s = [own_start(recordings[f.recording], f, body.inertia, body.drag_model, body.drag)[0] for f in new]
-            flights, w0s, _ = settle_edges(recordings, new, w0s, body.inertia, body.drag_model, body.drag, None, None)
+            settled = [flight_edges(recordings[f.recording], f, body.inertia, body.drag_model, body.drag) for f in new]
         except ParameterError as err:
             return self._failed(recordings, new, str(err))
         events = []
-        for f, w0 in zip(flights, w0s):
+        for f, w0 in settled:
+            if self._known(f.recording, f.i0, f.i1, self.flights):
+                continue
             self.flights.append(f)
             rec = recordings[f.recording]
             predicted = predict_span(body, rec, f.i0, f.i1, DEFAULT_LEAD, DEFAULT_HORIZON)
             events.append(self._event(f.recording, float(rec.t[f.i0]), float(rec.t[f.i1 - 1]), w0,
                                       predicted["flip_time_measured"], predicted["flip_time_predicted"]))
+            self.events.append(events[-1])
+        del self.events[len(self.events) - len(events):]
         return events
 
-    def _event(self, segment, start, end, omega0, flip_measured, flip_predicted, excluded=False, reason=None) -> dict:
+    def _number(self) -> int:
+        """The number of a flight reported for the first time (1, 2, ...)."""
+        return max((e["number"] for e in self.events), default=0) + 1
+
+    def _event(self, segment, start, end, omega0, flip_measured, flip_predicted, excluded=False, reason=None,
+               number=None) -> dict:
+        """A flight event; ``number`` that of the flight it reports again with refined edges
+        (None: a new flight). The last event of a number counts."""
         ratios, std = self.ratios
         used = len(self.result.fitted) if self.fixed is None else len(self.flights)
-        return {"event": "flight", "segment": int(segment), "start": float(start), "end": float(end),
+        return {"event": "flight", "number": self._number() if number is None else int(number),
+                "refined": number is not None, "segment": int(segment), "start": float(start), "end": float(end),
                 "omega0": [float(x) for x in omega0], "ratios": [float(x) for x in ratios],
                 "ratios_std": finite_or_none(std), "flights_used": used,
                 "flip_time_measured": flip_measured, "flip_time_predicted": flip_predicted,
@@ -313,7 +356,8 @@ class LiveFitter:
         for f in new:
             self.flights.append(f)
             t, w = recordings[f.recording].t, recordings[f.recording].w
-            events.append({"event": "flight", "segment": int(f.recording), "start": float(t[f.i0]),
+            events.append({"event": "flight", "number": self._number() + len(events), "refined": False,
+                           "segment": int(f.recording), "start": float(t[f.i0]),
                            "end": float(t[f.i1 - 1]), "omega0": [float(x) for x in w[f.i0]],
                            "ratios": None if ratios is None else [float(x) for x in ratios],
                            "ratios_std": None if std is None else finite_or_none(std),
