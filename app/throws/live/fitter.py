@@ -17,15 +17,18 @@ from ...physics.errors import ParameterError
 from ..fitting import flights as fl
 from ..fitting.edges import find_flights, flight_edges
 from ..fitting import consensus as cs
-from ..fitting.fit import EDGE_ROUNDS, FitResult, fit_flights, joint_result
+from ..fitting.fit import EDGE_ROUNDS, FitResult, fit_flights, joint_result, measured_flip
 from ..fitting.predict import DEFAULT_HORIZON, DEFAULT_LEAD, FittedBody, predict_span
 from ..recordings.reader import Recording, saturated_samples
 
 #: the phone must stay below MIN_RATE this long (s) after a throw before its episode is searched
 QUIET_S = 0.15
-#: an episode still going after this long (s) is searched up to HOLD_S before its end
-MAX_EPISODE_S = 2.5
-HOLD_S = 0.6
+#: an episode still going is searched up to HOLD_S (s) before the data's end: a flight's
+#: edges reach EDGE_REACH_S past its catch and the differentiator half its window more
+HOLD_S = 0.3
+#: before the first fit, the flights of every segment are looked for again once this many
+#: samples more came in (half a second of a phone's; the rates alone: a search of the whole session)
+FIRST_EVERY_SAMPLES = 50
 #: samples this far (s) before an episode's first fast sample and after its last join the search
 PAD_BEFORE_S = 0.5
 PAD_AFTER_S = 0.3
@@ -73,6 +76,8 @@ class LiveFitter:
         self.exclude: tuple = ()                 # (segment, a time inside) of flights the user left out
         self.include: tuple = ()                 # ... and of those the fit left out that the user put back
         self._refined: list[dict] = []           # events of a full fit's refined flights, not emitted yet
+        self._fit_due = False                    # flights were reported with the last body: fit them all
+        self._first_tried = -FIRST_EVERY_SAMPLES  # samples received at the last search for the first flights
 
     @property
     def ratios(self):
@@ -107,11 +112,12 @@ class LiveFitter:
             if t[-1] - t[b] >= QUIET_S or seg.closed:
                 hi = int(np.searchsorted(t, t[b] + PAD_AFTER_S, side="right"))
                 out.append((lo, hi, b + 1))
-            elif t[-1] - t[a] > MAX_EPISODE_S:
-                hi = int(np.searchsorted(t, t[-1] - HOLD_S))
-                out.append((lo, hi, None))
-                break
             else:
+                # still going (a catch's bounce, a hand that moves on): searched up to HOLD_S
+                # before the data's end, so a flight is reported HOLD_S after its catch
+                hi = int(np.searchsorted(t, t[-1] - HOLD_S))
+                if hi - lo > 4 * fl.DERIVATIVE_MIN_SAMPLES:
+                    out.append((lo, hi, None))
                 break
         return out
 
@@ -178,7 +184,12 @@ class LiveFitter:
         self.settled += [0] * (len(self.segments) - len(self.settled))
         new = []
         ready = [(k, episode) for k in range(len(self.segments)) for episode in self._episodes(k)]
-        first_found = self._find_first() if ready and self.body is None else []
+        first_found = []
+        if ready and self.body is None:
+            received = sum(v.n for v in self.segments)
+            if received - self._first_tried >= FIRST_EVERY_SAMPLES or any(e[2] is not None for _, e in ready):
+                self._first_tried = received
+                first_found = self._find_first()
         for k, (lo, hi, settle_to) in ready:
             seg = self.segments[k]
             for f in self._candidates(k, lo, hi, first_found):
@@ -190,15 +201,41 @@ class LiveFitter:
                 ends = [f.i1 for f in new if f.recording == k]
                 settle_to = max(ends) if ends else int(np.searchsorted(seg.t, seg.t[hi - 1] - 1.0))
             self.settled[k] = max(self.settled[k], settle_to)
-        if not new:
+        if not new and not self._fit_due:
             return []
+        before = len(self.events)
         if self.fixed is not None:
             events = self._fit_fixed(new)
+        elif new and self.body is not None:
+            # reported at once with the body fitted so far (the fit of every flight takes longer
+            # than a class waits); the joint fit runs at the next search and reports again
+            # the flights whose edges it moved
+            events = self._quick(new)
+            self._fit_due = True
         else:
-            before = len(self.events)
+            self._fit_due = False
             events = self._fit_joint(new)
-            del self.events[before:]  # _refresh appended them as it went
+        del self.events[before:]  # _refresh appended them as it went
         self.events += events
+        return events
+
+    def _quick(self, new: list[fl.Flight]) -> list[dict]:
+        """Events of ``new`` flights, each given its edges by the body fitted so far (its
+        exclusion, if any, comes with the next joint fit)."""
+        body, recordings = self.body, self.recordings()
+        events = []
+        for f in new:
+            f, w0 = flight_edges(recordings[f.recording], f, body.inertia, body.drag_model, body.drag)
+            if self._known(f.recording, f.i0, f.i1, self.flights):
+                continue
+            self.flights.append(f)
+            rec = recordings[f.recording]
+            predicted = predict_span(body, rec, f.i0, f.i1, DEFAULT_LEAD, DEFAULT_HORIZON)
+            used = ~rec.saturated[f.i0:f.i1]
+            flip = measured_flip(rec.t[f.i0:f.i1], rec.w[f.i0:f.i1], used, body.inertia, body.axes)
+            events.append(self._event(f.recording, float(rec.t[f.i0]), float(rec.t[f.i1 - 1]), w0, flip,
+                                      predicted["flip_time_predicted"]))
+            self.events.append(events[-1])
         return events
 
     def _fit_joint(self, new: list[fl.Flight]) -> list[dict]:
