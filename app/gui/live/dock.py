@@ -210,11 +210,16 @@ class PhoneDock(QDockWidget):
         self.connect_button.setText("Connect")
         self.connect_button.setEnabled(True)
         self.url_edit.setEnabled(True)
+        from ...throws.live.fitter import last_reports
+
         samples = self.session.stream.samples if self.session is not None else 0
-        self._say(f"disconnected: {samples} samples, {self.shown_events} flights kept", MUTED_TEXT)
+        kept = len(last_reports(self.session.events)) if self.session is not None else 0
+        self._say(f"disconnected: {samples} samples, {kept} flights kept", MUTED_TEXT)
         self.disconnected.emit()
 
     def _status(self, snap) -> None:
+        from ...throws.live.fitter import last_reports
+
         event = snap["last_event"] or {}
         state = STATES.get(snap["state"], snap["state"])
         if snap["state"] == "reconnecting":
@@ -222,7 +227,7 @@ class PhoneDock(QDockWidget):
         if snap["state"] == "connected" and event.get("title"):
             state += f" to {event['title']}"
         parts = [f"phone: {state}", f"{snap['rate_hz']:.0f} Hz"]
-        flights = [e for e in snap["events"] if e["event"] == "flight"]
+        flights = last_reports(snap["events"])
         in_air = snap["in_air"]
         if in_air is not None:
             parts.append(f"in the air since {in_air['start']:.2f} s: flip predicted "
@@ -243,15 +248,17 @@ class PhoneDock(QDockWidget):
                                   f"{len(r.fitted)} of {len(r.flights)} flights fitted")
 
     def _mark_flights(self, snap) -> None:
-        """Shade the flights of the current segment on the strip."""
+        """Shade the flights of the current segment on the strip (each as last reported)."""
+        from ...throws.live.fitter import last_reports
+
         for region in self.flight_regions:
             self.strip.removeItem(region)
         self.flight_regions = []
         if not len(snap["t"]):
             return
         lo = snap["t"][0]
-        for e in snap["events"]:
-            if e["event"] == "flight" and e["segment"] == snap["segment"] and e["end"] >= lo:
+        for e in last_reports(snap["events"]):
+            if e["segment"] == snap["segment"] and e["end"] >= lo:
                 region = pg.LinearRegionItem((e["start"], e["end"]), movable=False,
                                              brush=pg.mkBrush(255, 255, 255, 28 if e["excluded"] else 50))
                 self.strip.addItem(region, ignoreBounds=True)

@@ -404,6 +404,16 @@ class LiveFitter:
         return events
 
 
+def last_reports(events) -> list[dict]:
+    """The flight events that count: the last report of each flight (a flight is reported
+    again when a later fit refines its edges), in the order the flights were first reported."""
+    last: dict = {}
+    for e in events:
+        if e.get("event") == "flight":
+            last[e["number"]] = e
+    return list(last.values())
+
+
 def finite_or_none(values) -> list:
     """Floats, with None where a value is not finite (JSON has no NaN)."""
     return [float(x) if np.isfinite(x) else None for x in values]
