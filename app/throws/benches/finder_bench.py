@@ -79,8 +79,11 @@ def live_flights(t, w, plan, outage_s: float = OUTAGE_S, extra=()) -> tuple[list
     try:
         proc.wait(timeout=span + TAIL_S + 120)
     finally:
-        proc.kill() if proc.poll() is None else None
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
         reader.join(5.0)
+        proc.stdout.close()
         origin = replay.epoch_origin
         replay.stop()
     flights = []
