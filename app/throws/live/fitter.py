@@ -77,6 +77,7 @@ class LiveFitter:
         self.include: tuple = ()                 # ... and of those the fit left out that the user put back
         self._refined: list[dict] = []           # events of a full fit's refined flights, not emitted yet
         self._fit_due = False                    # flights were reported with the last body: fit them all
+        self._unfitted: set = set()              # numbers of those flights: the fit reports them again
         self._first_tried = -FIRST_EVERY_SAMPLES  # samples received at the last search for the first flights
 
     @property
@@ -236,6 +237,7 @@ class LiveFitter:
             events.append(self._event(f.recording, float(rec.t[f.i0]), float(rec.t[f.i1 - 1]), w0, flip,
                                       predicted["flip_time_predicted"]))
             self.events.append(events[-1])
+            self._unfitted.add(events[-1]["number"])
         return events
 
     def _fit_joint(self, new: list[fl.Flight]) -> list[dict]:
@@ -273,7 +275,8 @@ class LiveFitter:
         events = []
         for ff in self.result.flights:
             last = self._last_report(ff.rec_index, ff.start, ff.end)
-            if last is not None and (last["start"], last["end"], last["flip_time_measured"], last["excluded"]) == \
+            if last is not None and last["number"] not in self._unfitted and \
+                    (last["start"], last["end"], last["flip_time_measured"], last["excluded"]) == \
                     (ff.start, ff.end, ff.flip_time_measured, ff.excluded):
                 continue
             rec = recordings[ff.rec_index]
@@ -282,6 +285,7 @@ class LiveFitter:
                                       predicted["flip_time_predicted"], ff.excluded, ff.reason,
                                       number=None if last is None else last["number"]))
             self.events.append(events[-1])  # a later flight of this fit must not take it for its own
+        self._unfitted = set()
         return events
 
     @property
