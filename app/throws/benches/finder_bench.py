@@ -32,13 +32,14 @@ SAME_THROW = 0.5
 OUTAGE_S = 2.5
 
 
-def real_session(folder: Path, throws: int = 12, seed: int = 27):
+def real_session(folder: Path, throws: int = 12, seed: int = 27, clip: float = 34.9):
     """A phyphox folder of one continuous recording of ``throws`` throws near the intermediate
-    axis with real catches (bursts past the range, clipped, bounces on a cushion); (path, t, w, plan)."""
+    axis with real catches (bursts past the range, clipped at ``clip`` rad/s, bounces on a
+    cushion); (path, t, w, plan)."""
     rng = np.random.default_rng(seed)
     truth = syn.Truth.rotated(2.0, moments=(0.18, 0.82, 1.0), drag=(0.004, 0.002, 0.006))
     rates = [syn.spin_near(truth, 1, rng.uniform(3.0, 12.0), rng.uniform(14.0, 26.0), rng) for _ in range(throws)]
-    world = syn.RealWorld(still=True, clip=34.9, catch=40.0, bounce=0.4)
+    world = syn.RealWorld(still=True, clip=clip, catch=40.0, bounce=0.4)
     t, w, plan = syn.make_recording(truth, rates, rng, flight_s=(0.8, 0.95), world=world)
     return syn.write_phyphox(folder / "session", t, w), t, w, plan
 
@@ -123,7 +124,8 @@ def _spread(values) -> float | None:
     return float(max(values) - min(values))
 
 
-def run_finder_bench(recording: str | None = None, throws: int = 12, seed: int = 27, say=print) -> dict:
+def run_finder_bench(recording: str | None = None, throws: int = 12, seed: int = 27, say=print,
+                     clip: float = 34.9) -> dict:
     """Fit, predict and follow live one session; the figures (see the module's docstring)."""
     from ..recordings.reader import read_recording
     from ..recordings.samples import find
@@ -131,7 +133,7 @@ def run_finder_bench(recording: str | None = None, throws: int = 12, seed: int =
     with tempfile.TemporaryDirectory(prefix="tumble-finder-bench-") as tmp:
         folder = Path(tmp)
         if recording is None:
-            path, t, w, plan = real_session(folder, throws, seed)
+            path, t, w, plan = real_session(folder, throws, seed, clip)
             catches = [p.end for p in plan]
         else:
             sample = find(recording)

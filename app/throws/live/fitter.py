@@ -1,12 +1,19 @@
-"""The live stream's flight finder and fitter: episodes past each segment's settled point, a joint
-fit of every flight so far, warm-started from the last fit, as each flight lands.
+"""The live stream's flight finder and fitter: episodes past each segment's settled point, each
+flight reported as soon as it is caught, a joint fit of every flight so far, warm-started from
+the last fit, at the next search.
 
-An *episode* is a stretch of fast samples (|w| >= MIN_RATE) that the phone has left for at
-least QUIET_S (or whose segment has ended): a throw with its catch. Only episodes past the last
-settled point are searched, and the joint fit runs only when a flight lands, from the last
-fit's body, so the work per poll does not grow with the session. The first flights are fitted
-without drag: a single flight leaves drag and ratios entangled, and such fits crawled for
-seconds or broke; from MIN_FLIGHTS_FOR_DRAG flights on the chosen drag model is fitted.
+An *episode* is a stretch of fast samples (|w| >= MIN_RATE): a throw with its catch. It is
+searched once the phone has left it for QUIET_S (or its segment has ended), and while it goes
+on (a bounce, a hand that moves on) up to HOLD_S before the newest sample: a flight is reported
+HOLD_S after its catch, whatever follows it. Once a body is known, a new flight is reported at
+once with that body's edges (:func:`~app.throws.fitting.edges.flight_edges`, the one edges
+function of every command); the joint fit runs at the next search, from the last fit's body,
+and reports again (same ``number``, ``refined`` true) the flights whose edges, measured flip
+or exclusion it changed and those it fitted for the first time: the last report of a flight
+counts (:func:`last_reports`). Only episodes past the last settled point are searched, so the
+search per poll does not grow with the session. The first flights are fitted without drag: a
+single flight leaves drag and ratios entangled, and such fits crawled for seconds or broke;
+from MIN_FLIGHTS_FOR_DRAG flights on the chosen drag model is fitted.
 """
 
 from __future__ import annotations
