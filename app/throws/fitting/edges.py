@@ -4,7 +4,9 @@
 rates, flights by the torque residual, a second inertia from those flights, the flights
 again); :func:`settle_edges` moves each flight's edges to where a fitted body, started on
 the flight's core, stops matching its measured rates, refitting the flight's initial rate
-alone each time; :func:`cut_edge` says whether a recording begins or ends inside a flight;
+alone each time; :func:`flight_edges` is THE edges of a flight for one body, which every
+command and window reports (``tumble fit`` ends with them, ``tumble predict`` and ``tumble
+live`` report them); :func:`cut_edge` says whether a recording begins or ends inside a flight;
 :func:`flights_with_body` finds flights with a known body (``tumble predict``).
 """
 
