@@ -161,7 +161,44 @@ def flight_edges(rec: Recording, flight, inertia, drag_model, drag, windows=None
                                        None)
     except ParameterError:
         return anchor, w0
-    return flights[0], w0s[0]
+    g, w0 = flights[0], w0s[0]
+    i0, i1 = _local_edge(rec, g, g.i0, w0, inertia, drag_model, drag, windows, anchor, "start"), g.i1
+    i1 = _local_edge(rec, fl.Flight(g.recording, i0, g.i1), None, None, inertia, drag_model, drag, windows, anchor,
+                     "end")
+    if (i0, i1) == (g.i0, g.i1) or t[i1 - 1] - t[i0] < fl.MIN_FLIGHT_S:
+        return g, w0
+    h = fl.Flight(g.recording, i0, i1)
+    guess = w0 if i0 == g.i0 else simulate_rates([t[i0]], t[g.i0], w0, inertia, drag_model, drag)[0]
+    return h, refit_start(rec, h, guess, inertia, drag_model, drag)
+
+
+#: each edge is judged last by the body fitted to this much (s) of the flight next to it: a
+#: body a little off (a sensor turned a degree from the body's axes, the ratios of a fit of
+#: other flights) drifts from the rates over a whole flight, which would move the edges with
+#: it, but hardly over this stretch, where the hand's ramp or the catch stands out alone
+LOCAL_EDGE_S = 0.25
+
+
+def _local_edge(rec, g, i_start, w_start, inertia, drag_model, drag, windows, anchor, side: str) -> int:
+    """The ``side`` ("start" or "end") index of flight ``g`` where the body, fitted to the
+    LOCAL_EDGE_S of the flight next to that edge alone, stops matching the rates
+    (:func:`~app.throws.fitting.flights.refine_edges` on that stretch)."""
+    t = rec.t
+    if side == "start":
+        part = fl.Flight(g.recording, g.i0, max(g.i0 + 2, int(np.searchsorted(t, t[g.i0] + LOCAL_EDGE_S, "right"))))
+        guess = w_start
+    else:
+        part = fl.Flight(g.recording, min(g.i1 - 2, int(np.searchsorted(t, t[g.i1 - 1] - LOCAL_EDGE_S))), g.i1)
+        guess = rec.w[part.i0] if rec.saturated[part.i0] else start_rate(rec, part.i0, part.i1)
+    part = fl.Flight(g.recording, max(part.i0, g.i0), min(part.i1, g.i1))
+    used = ~rec.saturated[part.i0:part.i1]
+    if used.sum() < CORE_MIN_SAMPLES // 2:
+        return g.i0 if side == "start" else g.i1
+    w_part = refit_start(rec, part, guess, inertia, drag_model, drag)
+    dev = (_flight_model(rec, part, w_part, inertia, drag_model, drag) - rec.w[part.i0:part.i1])[used]
+    rms = float(np.sqrt(np.mean(np.sum(dev * dev, axis=1))))
+    moved = fl.refine_edges(rec, part, w_part, inertia, drag_model, drag, rms, windows, anchor)
+    return moved.i0 if side == "start" else moved.i1
 
 
 def start_rate(rec: Recording, i: int, i1: int) -> np.ndarray:
