@@ -196,7 +196,11 @@ class PhoneDock(QDockWidget):
         if len(events) != self.shown_events:
             new = events[self.shown_events:]
             self.shown_events = len(events)
-            self._replay_event(new[-1])
+            # the newest flight is replayed (once the fit holds it); a report that refines an
+            # older flight's edges does not take the window back to it
+            newest = max(new, key=lambda e: e.get("number", 0))
+            if newest.get("number", 0) >= max(e.get("number", 0) for e in events):
+                self._replay_event(newest)
             for event in new:
                 self.flight_landed.emit(event)
         self._mark_flights(snap)
