@@ -24,7 +24,7 @@ from ...physics.errors import ParameterError
 from ..fitting import flights as fl
 from ..fitting.edges import find_flights, flight_edges
 from ..fitting import consensus as cs
-from ..fitting.fit import EDGE_ROUNDS, FitResult, fit_flights, joint_result, measured_flip
+from ..fitting.fit import FitResult, fit_flights, joint_result, measured_flip
 from ..fitting.predict import DEFAULT_HORIZON, DEFAULT_LEAD, FittedBody, predict_span
 from ..recordings.reader import Recording, saturated_samples
 
@@ -349,14 +349,10 @@ class LiveFitter:
             else cs.ROBUST_FLOOR
         state.candidates = [(last.inertia, last.drag)]
         state.joint()
-        for _ in range(EDGE_ROUNDS):
-            if not state.settle():
-                break
-        if state.exclude_outliers():
-            for _ in range(EDGE_ROUNDS):
-                if not state.settle():
-                    break
+        # the edges each flight's report gives (flight_edges) settle them here: its own rounds
         state.final_edges()
+        if state.exclude_outliers():
+            state.final_edges()
         return joint_result(recordings, state)
 
     def _fit_fixed(self, new: list[fl.Flight]) -> list[dict]:
