@@ -242,15 +242,19 @@ class JointFit:
                      if any(rec == r[0].recording and i0 < r[0].i1 and r[0].i0 < i1 for rec, i0, i1 in kept_times)}
 
     def final_edges(self) -> bool:
-        """Give every flight THE edges of the fitted body (:func:`.edges.flight_edges`, the body
-        as a FIT.toml holds it: drag clamped at 0), refitting until they stay (at most
-        FINAL_ROUNDS). True if any moved."""
+        """Give every flight fitted THE edges of the fitted body (:func:`.edges.flight_edges`, the
+        body as a FIT.toml holds it: drag clamped at 0), refitting until they stay (at most
+        FINAL_ROUNDS); an excluded flight keeps the edges it was found with (the body does not
+        describe it: its runs of small residual are pieces of it). True if any moved."""
         moved = False
         for _ in range(FINAL_ROUNDS):
             inertia, drag = self.sol.body()
             drag = np.maximum(drag, 0.0)
             rows, changed = [], False
             for i, f in enumerate(self.flights):
+                if i in self.left_out:  # not a free flight of this body: its edges are the ones found
+                    rows.append((f, self.w0s[i], self.anchors[i], self.left_out[i]))
+                    continue
                 g, w0 = flight_edges(self.recordings[f.recording], f, inertia, self.drag_model, drag, self.windows)
                 if any(r[0].recording == g.recording and r[0].i0 < g.i1 and g.i0 < r[0].i1 for r in rows):
                     g, w0 = f, self.w0s[i]  # another flight's edges already hold it: leave it be

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import least_squares
+from scipy.spatial.transform import Rotation
 
 from ...physics.errors import ParameterError
 from . import flights as fl
 from .dynamics import simulate_rates
 from ..recordings.reader import Recording
-from .solver import FitCancelled
+from .solver import FitCancelled, solve
 
 #: most passes of moving the flights' edges to where the fit stops matching
 EDGE_PASSES = 6
@@ -111,6 +112,22 @@ def flights_with_body(recordings, inertia, drag_model, drag, windows=None, cut_m
     residual, each given its edges by :func:`flight_edges`. With ``cut_min_s``, a run cut by
     the end of its recording (or segment) counts from that length on (a clip that ends just
     after the release still holds its launch)."""
+    out = _flights_of_body(recordings, inertia, drag_model, drag, windows, cut_min_s)
+    if not out:
+        return out
+    # judged, as tumble fit judges them, by the body with its principal axes free to turn: a
+    # FIT.toml fitted with the sensor's axes (the default) says nothing of a sensor turned a
+    # degree or two from them, which moves the edges the torque residual and the fit find
+    w0s = np.array([start_rate(recordings[f.recording], f.i0, f.i1) for f in out])
+    try:
+        turned, c = solve(recordings, out, inertia, drag_model, drag, "fit", w0s).body()
+    except (ParameterError, ValueError, np.linalg.LinAlgError):
+        return out
+    return _flights_of_body(recordings, turned, drag_model, np.maximum(c, 0.0), windows, cut_min_s)
+
+
+def _flights_of_body(recordings, inertia, drag_model, drag, windows, cut_min_s) -> list:
+    """:func:`flights_with_body` for exactly this body."""
     found = []
     for k, rec in enumerate(recordings):
         _, dw = fl.smooth_and_derivative(rec.t, rec.w)
@@ -172,11 +189,15 @@ def flight_edges(rec: Recording, flight, inertia, drag_model, drag, windows=None
     return h, refit_start(rec, h, guess, inertia, drag_model, drag)
 
 
-#: each edge is judged last by the body fitted to this much (s) of the flight next to it: a
-#: body a little off (a sensor turned a degree from the body's axes, the ratios of a fit of
-#: other flights) drifts from the rates over a whole flight, which would move the edges with
-#: it, but hardly over this stretch, where the hand's ramp or the catch stands out alone
+#: each edge is judged last by the body fitted to this much (s) of the flight next to it (its
+#: launch rate and its axes' turn): a body a little off (a sensor turned a degree from the
+#: body's axes, the ratios of a fit of other flights) drifts from the rates over a whole
+#: flight, which would move the edges with it, but hardly over this stretch, where the
+#: hand's ramp or the catch stands out alone
 LOCAL_EDGE_S = 0.25
+#: ...starting this far (s) inside the edge as first settled, which may hold a few samples of
+#: the hand's ramp or of the catch (the edge then walks out to where the rates stop matching)
+LOCAL_MARGIN_S = 0.05
 
 
 def _local_edge(rec, g, i_start, w_start, inertia, drag_model, drag, windows, anchor, side: str) -> int:
@@ -184,20 +205,37 @@ def _local_edge(rec, g, i_start, w_start, inertia, drag_model, drag, windows, an
     LOCAL_EDGE_S of the flight next to that edge alone, stops matching the rates
     (:func:`~app.throws.fitting.flights.refine_edges` on that stretch)."""
     t = rec.t
-    if side == "start":
-        part = fl.Flight(g.recording, g.i0, max(g.i0 + 2, int(np.searchsorted(t, t[g.i0] + LOCAL_EDGE_S, "right"))))
-        guess = w_start
+    if side == "start":  # fitted from LOCAL_MARGIN_S inside the edge: the edge found may hold the ramp's end
+        a = int(np.searchsorted(t, t[g.i0] + LOCAL_MARGIN_S))
+        part = fl.Flight(g.recording, a, int(np.searchsorted(t, t[a] + LOCAL_EDGE_S, "right")))
     else:
-        part = fl.Flight(g.recording, min(g.i1 - 2, int(np.searchsorted(t, t[g.i1 - 1] - LOCAL_EDGE_S))), g.i1)
-        guess = rec.w[part.i0] if rec.saturated[part.i0] else start_rate(rec, part.i0, part.i1)
+        b = int(np.searchsorted(t, t[g.i1 - 1] - LOCAL_MARGIN_S, "right"))
+        part = fl.Flight(g.recording, int(np.searchsorted(t, t[b - 1] - LOCAL_EDGE_S)), b)
     part = fl.Flight(g.recording, max(part.i0, g.i0), min(part.i1, g.i1))
+    if part.i1 - part.i0 < CORE_MIN_SAMPLES // 2:
+        return g.i0 if side == "start" else g.i1
+    guess = rec.w[part.i0] if rec.saturated[part.i0] else start_rate(rec, part.i0, part.i1)
     used = ~rec.saturated[part.i0:part.i1]
     if used.sum() < CORE_MIN_SAMPLES // 2:
         return g.i0 if side == "start" else g.i1
-    w_part = refit_start(rec, part, guess, inertia, drag_model, drag)
-    dev = (_flight_model(rec, part, w_part, inertia, drag_model, drag) - rec.w[part.i0:part.i1])[used]
+    measured = rec.w[part.i0:part.i1]
+    inertia = np.asarray(inertia, dtype=float)
+
+    def turned(x):
+        r = Rotation.from_rotvec(x[3:]).as_matrix()
+        return r @ inertia @ r.T
+
+    def residuals(x):
+        return (_flight_model(rec, part, x[:3], turned(x), drag_model, drag) - measured)[used].ravel()
+
+    # the launch rate and the body's axes turned (a sensor a few degrees off them, which the
+    # body may or may not know): the edge then does not hang on which axes the body has
+    x = least_squares(residuals, np.concatenate((np.asarray(guess, dtype=float), np.zeros(3))), method="lm",
+                      xtol=1e-10, ftol=1e-10).x
+    body = turned(x)
+    dev = residuals(x).reshape(-1, 3)
     rms = float(np.sqrt(np.mean(np.sum(dev * dev, axis=1))))
-    moved = fl.refine_edges(rec, part, w_part, inertia, drag_model, drag, rms, windows, anchor)
+    moved = fl.refine_edges(rec, part, x[:3], body, drag_model, drag, rms, windows, anchor)
     return moved.i0 if side == "start" else moved.i1
 
 

@@ -305,10 +305,12 @@ def fit_recordings(recordings: list[Recording], windows=None, drag_model: str = 
     state = settled_fit(recordings, flights, inertia, drag, drag_model, "fit", windows,
                         lambda fraction, message: say(0.9 * fraction, message), cancel, exclude, include,
                         [dw for _, dw in smoothed])
+    # their edges too: those of the body with its axes turned, which --axes fit reports (a turned
+    # sensor's axes drift from the rates within a quarter second and would put them in the ramp)
+    state.final_edges()
     turned = flight_rms_relative(state.sol)
     say(0.92, "fitting the flights with the sensor's axes")
     state.refit_with_axes("sensor")
-    state.final_edges()
     result = _result(recordings, state.sol, state.active_flights(), state.excluded_flights(), 0.0)
     result.notes = axes_notes(result, float(np.median(turned)), float(np.median(flight_rms_relative(state.sol))))
     say(1.0, "done")

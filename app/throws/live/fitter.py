@@ -24,7 +24,7 @@ from ...physics.errors import ParameterError
 from ..fitting import flights as fl
 from ..fitting.edges import find_flights, flight_edges
 from ..fitting import consensus as cs
-from ..fitting.fit import FitResult, fit_flights, joint_result, measured_flip
+from ..fitting.fit import FitResult, fit_flights, fit_recordings, joint_result, measured_flip
 from ..fitting.predict import DEFAULT_HORIZON, DEFAULT_LEAD, FittedBody, predict_span
 from ..recordings.reader import Recording, saturated_samples
 
@@ -312,9 +312,9 @@ class LiveFitter:
         single-flight fits and candidate starts). False if it failed: the last fit stands."""
         if self.fixed is not None or self.result is None:
             return False
-        try:
-            self.result = fit_flights(self.recordings(), self.flights, self.result.inertia, self.result.drag,
-                                      self.result.drag_model, exclude=self.exclude, include=self.include)
+        try:  # the same call as tumble fit: the same samples give the same flights and edges
+            self.result = fit_recordings(self.recordings(), None, self.result.drag_model, "sensor", exclude=self.exclude,
+                                         include=self.include)
         except (ParameterError, ArithmeticError, ValueError, np.linalg.LinAlgError):
             return False
         self.body = body_of(self.result)
