@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from tumble.throws.live.demo import DEMO_SAMPLE, is_demo, start_demo
+from tumble.throws.live.fitter import last_reports
 from tumble.throws.live.session import LiveSession
 from tumble.throws.recordings.samples import SAMPLES_DIR
 from conftest import tumble
@@ -31,7 +32,8 @@ def test_live_demo_reports_the_samples_throws_in_real_time(tmp_path):
     assert res.returncode == 0, res.stderr
     events = [json.loads(line) for line in res.stdout.splitlines()]
     assert events[0]["event"] == "connected"
-    flights = [e for e in events if e["event"] == "flight"]
+    reports = [e for e in events if e["event"] == "flight"]
+    flights = last_reports(events)  # a flight reported again with refined edges counts once, as last reported
     assert len(flights) >= 3 and events[-1]["event"] == "end" and events[-1]["flights"] == len(flights)
     # the throws of the sample, as its true body says they were released
     doc = tomllib.loads((SAMPLES_DIR / f"{DEMO_SAMPLE}.toml").read_text(encoding="utf-8"))
@@ -39,7 +41,7 @@ def test_live_demo_reports_the_samples_throws_in_real_time(tmp_path):
     for f in flights:
         assert np.min(np.abs(releases - f["start"])) < 0.1, f
     truth = np.asarray(doc["ratios"])
-    assert np.max(np.abs(np.asarray(flights[-1]["ratios"]) - truth)) < 0.01
+    assert np.max(np.abs(np.asarray(reports[-1]["ratios"]) - truth)) < 0.01
 
 
 def test_demo_is_a_url_only_by_its_word():

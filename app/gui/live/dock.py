@@ -198,7 +198,11 @@ class PhoneDock(QDockWidget):
         if len(events) != self.shown_events:
             new = events[self.shown_events:]
             self.shown_events = len(events)
-            self._replay_event(new[-1])
+            # the newest flight is replayed (once the fit holds it); a report that refines an
+            # older flight's edges does not take the window back to it
+            newest = max(new, key=lambda e: e.get("number", 0))
+            if newest.get("number", 0) >= max(e.get("number", 0) for e in events):
+                self._replay_event(newest)
             for event in new:
                 self.flight_landed.emit(event)
         self._mark_flights(snap)
@@ -212,16 +216,21 @@ class PhoneDock(QDockWidget):
         self.connect_button.setText("Connect")
         self.connect_button.setEnabled(True)
         self.url_edit.setEnabled(True)
+        from ...throws.live.fitter import last_reports
+
         samples = self.session.stream.samples if self.session is not None else 0
+        kept = len(last_reports(self.session.events)) if self.session is not None else 0
         event = (self.session.last_event or {}) if self.session is not None else {}
         state = self.session.state if self.session is not None else "ended"
         why = {"failed": f"failed ({event.get('error', '')})", "stopped": f"stopped ({event.get('reason', '')})"}
-        text = f"{why.get(state, 'disconnected')}: {samples} samples, {self.shown_events} flights kept"
+        text = f"{why.get(state, 'disconnected')}: {samples} samples, {kept} flights kept"
         self._say(text, ERROR_TEXT if state == "failed" else MUTED_TEXT)
         self.window_.statusBar().showMessage(f"phone: {text}")  # the thread's state, not the last poll's
         self.disconnected.emit()
 
     def _status(self, snap) -> None:
+        from ...throws.live.fitter import last_reports
+
         event = snap["last_event"] or {}
         state = STATES.get(snap["state"], snap["state"])
         if snap["state"] == "reconnecting":
@@ -229,7 +238,7 @@ class PhoneDock(QDockWidget):
         if snap["state"] == "connected" and event.get("title"):
             state += f" to {event['title']}"
         parts = [f"phone: {state}", f"{snap['rate_hz']:.0f} Hz"]
-        flights = [e for e in snap["events"] if e["event"] == "flight"]
+        flights = last_reports(snap["events"])
         in_air = snap["in_air"]
         if in_air is not None:
             parts.append(f"in the air since {in_air['start']:.2f} s: flip predicted "
@@ -250,15 +259,17 @@ class PhoneDock(QDockWidget):
                                   f"{len(r.fitted)} of {len(r.flights)} flights fitted")
 
     def _mark_flights(self, snap) -> None:
-        """Shade the flights of the current segment on the strip."""
+        """Shade the flights of the current segment on the strip (each as last reported)."""
+        from ...throws.live.fitter import last_reports
+
         for region in self.flight_regions:
             self.strip.removeItem(region)
         self.flight_regions = []
         if not len(snap["t"]):
             return
         lo = snap["t"][0]
-        for e in snap["events"]:
-            if e["event"] == "flight" and e["segment"] == snap["segment"] and e["end"] >= lo:
+        for e in last_reports(snap["events"]):
+            if e["segment"] == snap["segment"] and e["end"] >= lo:
                 region = pg.LinearRegionItem((e["start"], e["end"]), movable=False,
                                              brush=pg.mkBrush(255, 255, 255, 28 if e["excluded"] else 50))
                 self.strip.addItem(region, ignoreBounds=True)

@@ -25,7 +25,7 @@ import numpy as np
 
 from ...physics.errors import ParameterError
 from . import flights as fl
-from .edges import refit_start, merge, settle_edges, start_rate
+from .edges import flight_edges, refit_start, merge, settle_edges, start_rate
 from .solver import Solution, solve
 
 #: the joint fit grows over these horizons (s from each flight's start; None: whole flights)
@@ -52,6 +52,8 @@ OUTLIER_FLOOR = 0.005
 KEEP_SHARE = 0.5
 #: a flight fitted alone looks this far (s) beyond its edges for more samples its own body explains
 GROW_S = 1.0
+#: most rounds of giving the flights the fitted body's edges and refitting
+FINAL_ROUNDS = 3
 #: most flights excluded one after another
 OUTLIER_ROUNDS = 4
 
@@ -238,6 +240,34 @@ class JointFit:
         self.left_out = {k: r[3] for k, r in enumerate(rows) if r[3] is not None}
         self.keep = {k for k, r in enumerate(rows)
                      if any(rec == r[0].recording and i0 < r[0].i1 and r[0].i0 < i1 for rec, i0, i1 in kept_times)}
+
+    def final_edges(self) -> bool:
+        """Give every flight fitted THE edges of the fitted body (:func:`.edges.flight_edges`, the
+        body as a FIT.toml holds it: drag clamped at 0), refitting until they stay (at most
+        FINAL_ROUNDS); an excluded flight keeps the edges it was found with (the body does not
+        describe it: its runs of small residual are pieces of it). True if any moved."""
+        moved = False
+        for _ in range(FINAL_ROUNDS):
+            inertia, drag = self.sol.body()
+            drag = np.maximum(drag, 0.0)
+            rows, changed = [], False
+            for i, f in enumerate(self.flights):
+                if i in self.left_out:  # not a free flight of this body: its edges are the ones found
+                    rows.append((f, self.w0s[i], self.anchors[i], self.left_out[i]))
+                    continue
+                g, w0 = flight_edges(self.recordings[f.recording], f, inertia, self.drag_model, drag, self.windows)
+                if any(r[0].recording == g.recording and r[0].i0 < g.i1 and g.i0 < r[0].i1 for r in rows):
+                    g, w0 = f, self.w0s[i]  # another flight's edges already hold it: leave it be
+                changed |= g != f
+                rows.append((g, w0 if g != f else self.w0s[i], g if g != f else self.anchors[i], self.left_out.get(i)))
+            if not changed:
+                break
+            moved = True
+            kept_times = [(self.flights[i].recording, self.flights[i].i0, self.flights[i].i1) for i in self.keep]
+            self._reset(rows, kept_times)
+            inertia, drag = self.sol.body()
+            self._take(self._solve(inertia, drag, None, np.array([self.w0s[i] for i in self.active()])))
+        return moved
 
     def add_found(self) -> bool:
         """Add flights the fitted body's torque residual finds apart from every known one;

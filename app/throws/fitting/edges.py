@@ -4,7 +4,9 @@
 rates, flights by the torque residual, a second inertia from those flights, the flights
 again); :func:`settle_edges` moves each flight's edges to where a fitted body, started on
 the flight's core, stops matching its measured rates, refitting the flight's initial rate
-alone each time; :func:`cut_edge` says whether a recording begins or ends inside a flight;
+alone each time; :func:`flight_edges` is THE edges of a flight for one body, which every
+command and window reports (``tumble fit`` ends with them, ``tumble predict`` and ``tumble
+live`` report them); :func:`cut_edge` says whether a recording begins or ends inside a flight;
 :func:`flights_with_body` finds flights with a known body (``tumble predict``).
 """
 
@@ -12,12 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import least_squares
+from scipy.spatial.transform import Rotation
 
 from ...physics.errors import ParameterError
 from . import flights as fl
 from .dynamics import simulate_rates
 from ..recordings.reader import Recording
-from .solver import FitCancelled
+from .solver import FitCancelled, solve
 
 #: most passes of moving the flights' edges to where the fit stops matching
 EDGE_PASSES = 6
@@ -111,9 +114,25 @@ def find_flights(recordings, windows=None, drag_model="quadratic", smoothed=None
 
 def flights_with_body(recordings, inertia, drag_model, drag, windows=None, cut_min_s: float | None = None) -> list:
     """Flights of ``recordings`` found with a known body (a FIT.toml's): runs of small torque
-    residual, their edges then moved to where that body stops matching the rates. With
-    ``cut_min_s``, a run cut by the end of its recording (or segment) counts from that length
-    on (a clip that ends just after the release still holds its launch)."""
+    residual, each given its edges by :func:`flight_edges`. With ``cut_min_s``, a run cut by
+    the end of its recording (or segment) counts from that length on (a clip that ends just
+    after the release still holds its launch)."""
+    out = _flights_of_body(recordings, inertia, drag_model, drag, windows, cut_min_s)
+    if not out:
+        return out
+    # judged, as tumble fit judges them, by the body with its principal axes free to turn: a
+    # FIT.toml fitted with the sensor's axes (the default) says nothing of a sensor turned a
+    # degree or two from them, which moves the edges the torque residual and the fit find
+    w0s = np.array([start_rate(recordings[f.recording], f.i0, f.i1) for f in out])
+    try:
+        turned, c = solve(recordings, out, inertia, drag_model, drag, "fit", w0s).body()
+    except (ParameterError, ValueError, np.linalg.LinAlgError):
+        return out
+    return _flights_of_body(recordings, turned, drag_model, np.maximum(c, 0.0), windows, cut_min_s)
+
+
+def _flights_of_body(recordings, inertia, drag_model, drag, windows, cut_min_s) -> list:
+    """:func:`flights_with_body` for exactly this body."""
     found = []
     for k, rec in enumerate(recordings):
         _, dw = fl.smooth_and_derivative(rec.t, rec.w)
@@ -121,16 +140,108 @@ def flights_with_body(recordings, inertia, drag_model, drag, windows=None, cut_m
                          min_s=fl.MIN_FLIGHT_S if cut_min_s is None else min(cut_min_s, fl.MIN_FLIGHT_S))
         ends = {b for _, b in rec.segment_bounds()}
         found += [f for f in runs if rec.t[f.i1 - 1] - rec.t[f.i0] >= fl.MIN_FLIGHT_S or f.i1 in ends]
-    found = merge(recordings, found)
-    if not found:
-        return []
-    w0s = [refit_start(recordings[f.recording], f, start_rate(recordings[f.recording], f.i0, f.i1), inertia,
-                        drag_model, drag) for f in found]
+    out = []
+    for f in merge(recordings, found):
+        g = flight_edges(recordings[f.recording], f, inertia, drag_model, drag, windows)[0]
+        if not any(h.recording == g.recording and h.i0 < g.i1 and g.i0 < h.i1 for h in out):
+            out.append(g)
+    return out
+
+
+#: the torque residual around a flight is computed over this much (s) on either side of it:
+#: far more than the differentiator's half window and an edge's reach, so the flight's edges
+#: do not depend on where the samples around it end (a live stream's newest sample, a clip)
+EDGES_CONTEXT_S = 1.0
+
+
+def flight_edges(rec: Recording, flight, inertia, drag_model, drag, windows=None):
+    """(flight, initial rate): THE edges of the flight of ``rec`` that ``flight`` overlaps, for
+    one body (``tumble fit``, ``tumble predict``, ``tumble live``, the window and the import
+    dialog all report these).
+
+    They depend on the recording's samples and the body alone, never on how the flight was
+    first found: the anchor is the run of small torque residual under this body over
+    ``flight`` (the longest overlapping it; ``flight`` itself where there is none), and the
+    edges are settled from it (:func:`settle_edges`: moved to where the body, fitted to the
+    flight's core, stops matching the measured rates).
+    """
+    t = rec.t
+    lo = int(np.searchsorted(t, t[flight.i0] - EDGES_CONTEXT_S))
+    hi = int(np.searchsorted(t, t[flight.i1 - 1] + EDGES_CONTEXT_S, "right"))
+    part = Recording(rec.name, t[lo:hi], rec.w[lo:hi], rec.segment[lo:hi], rec.saturated[lo:hi])
+    anchor = flight
+    if hi - lo > fl.DERIVATIVE_MIN_SAMPLES + 2:
+        _, dw = fl.smooth_and_derivative(part.t, part.w)
+        runs = [fl.Flight(flight.recording, g.i0 + lo, g.i1 + lo)
+                for g in fl.detect(part, flight.recording, dw, inertia, drag_model, drag, windows, min_s=0.0)]
+        over = [g for g in runs if g.i0 < flight.i1 and flight.i0 < g.i1]
+        if over:
+            anchor = max(over, key=lambda g: (min(g.i1, flight.i1) - max(g.i0, flight.i0), g.i1 - g.i0))
+    w0 = refit_start(rec, anchor, start_rate(rec, anchor.i0, anchor.i1), inertia, drag_model, drag)
     try:
-        flights, _, _ = settle_edges(recordings, found, w0s, inertia, drag_model, drag, windows, None)
+        flights, w0s, _ = settle_edges({flight.recording: rec}, [anchor], [w0], inertia, drag_model, drag, windows,
+                                       None)
     except ParameterError:
-        return []
-    return flights
+        return anchor, w0
+    g, w0 = flights[0], w0s[0]
+    i0, i1 = _local_edge(rec, g, g.i0, w0, inertia, drag_model, drag, windows, anchor, "start"), g.i1
+    i1 = _local_edge(rec, fl.Flight(g.recording, i0, g.i1), None, None, inertia, drag_model, drag, windows, anchor,
+                     "end")
+    if (i0, i1) == (g.i0, g.i1) or t[i1 - 1] - t[i0] < fl.MIN_FLIGHT_S:
+        return g, w0
+    h = fl.Flight(g.recording, i0, i1)
+    guess = w0 if i0 == g.i0 else simulate_rates([t[i0]], t[g.i0], w0, inertia, drag_model, drag)[0]
+    return h, refit_start(rec, h, guess, inertia, drag_model, drag)
+
+
+#: each edge is judged last by the body fitted to this much (s) of the flight next to it (its
+#: launch rate and its axes' turn): a body a little off (a sensor turned a degree from the
+#: body's axes, the ratios of a fit of other flights) drifts from the rates over a whole
+#: flight, which would move the edges with it, but hardly over this stretch, where the
+#: hand's ramp or the catch stands out alone
+LOCAL_EDGE_S = 0.25
+#: ...starting this far (s) inside the edge as first settled, which may hold a few samples of
+#: the hand's ramp or of the catch (the edge then walks out to where the rates stop matching)
+LOCAL_MARGIN_S = 0.05
+
+
+def _local_edge(rec, g, i_start, w_start, inertia, drag_model, drag, windows, anchor, side: str) -> int:
+    """The ``side`` ("start" or "end") index of flight ``g`` where the body, fitted to the
+    LOCAL_EDGE_S of the flight next to that edge alone, stops matching the rates
+    (:func:`~app.throws.fitting.flights.refine_edges` on that stretch)."""
+    t = rec.t
+    if side == "start":  # fitted from LOCAL_MARGIN_S inside the edge: the edge found may hold the ramp's end
+        a = int(np.searchsorted(t, t[g.i0] + LOCAL_MARGIN_S))
+        part = fl.Flight(g.recording, a, int(np.searchsorted(t, t[a] + LOCAL_EDGE_S, "right")))
+    else:
+        b = int(np.searchsorted(t, t[g.i1 - 1] - LOCAL_MARGIN_S, "right"))
+        part = fl.Flight(g.recording, int(np.searchsorted(t, t[b - 1] - LOCAL_EDGE_S)), b)
+    part = fl.Flight(g.recording, max(part.i0, g.i0), min(part.i1, g.i1))
+    if part.i1 - part.i0 < CORE_MIN_SAMPLES // 2:
+        return g.i0 if side == "start" else g.i1
+    guess = rec.w[part.i0] if rec.saturated[part.i0] else start_rate(rec, part.i0, part.i1)
+    used = ~rec.saturated[part.i0:part.i1]
+    if used.sum() < CORE_MIN_SAMPLES // 2:
+        return g.i0 if side == "start" else g.i1
+    measured = rec.w[part.i0:part.i1]
+    inertia = np.asarray(inertia, dtype=float)
+
+    def turned(x):
+        r = Rotation.from_rotvec(x[3:]).as_matrix()
+        return r @ inertia @ r.T
+
+    def residuals(x):
+        return (_flight_model(rec, part, x[:3], turned(x), drag_model, drag) - measured)[used].ravel()
+
+    # the launch rate and the body's axes turned (a sensor a few degrees off them, which the
+    # body may or may not know): the edge then does not hang on which axes the body has
+    x = least_squares(residuals, np.concatenate((np.asarray(guess, dtype=float), np.zeros(3))), method="lm",
+                      xtol=1e-10, ftol=1e-10).x
+    body = turned(x)
+    dev = residuals(x).reshape(-1, 3)
+    rms = float(np.sqrt(np.mean(np.sum(dev * dev, axis=1))))
+    moved = fl.refine_edges(rec, part, x[:3], body, drag_model, drag, rms, windows, anchor)
+    return moved.i0 if side == "start" else moved.i1
 
 
 def start_rate(rec: Recording, i: int, i1: int) -> np.ndarray:

@@ -174,12 +174,29 @@ def first_zero(t, s) -> float | None:
     return float(t[k] + (t[k + 1] - t[k]) * s0 / (s0 - s1))
 
 
+def measured_flip(t, w, used, inertia, axes) -> float | None:
+    """THE measured first flip of a flight (every command and window reports this one): the
+    first zero of the measured rate about the body's intermediate axis, s after the flight's
+    first stamp ``t[0]``, over the unclipped samples ``used``; None where the throw does not
+    start near that axis (judged on the measured rate at the start, the local cubic over the
+    first samples, so it does not hang on any tool's fitted launch rate) or does not flip."""
+    t, w, used = np.asarray(t, dtype=float), np.asarray(w, dtype=float), np.asarray(used, dtype=bool)
+    if used.sum() < 2:
+        return None
+    b = min(len(t), fl.DERIVATIVE_MIN_SAMPLES + 2)
+    start = fl.smooth_and_derivative(t[:b], w[:b])[0][0] if b >= 5 else w[0]
+    if not is_near_intermediate(inertia, axes, start):
+        return None
+    return first_zero(t[used] - t[0], w[used] @ axes[:, 1])
+
+
 def flip_times(inertia, axes, drag_model, drag, t, w_measured, used, w0):
-    """(measured, fitted) first flip time after the flight's start, or None where undefined."""
+    """(measured, fitted) first flip time after the flight's start, or None where undefined
+    (the measured one: :func:`measured_flip`)."""
+    measured = measured_flip(t, w_measured, used, inertia, axes)
     if not is_near_intermediate(inertia, axes, w0):
-        return None, None
+        return measured, None
     mid = axes[:, 1]
-    measured = first_zero(t[used] - t[0], w_measured[used] @ mid)
     fine = np.arange(FLIP_SAMPLING_S, t[-1] - t[0] + 0.5 * FLIP_SAMPLING_S, FLIP_SAMPLING_S)
     path = simulate_rates(t[0] + fine, t[0], w0, inertia, drag_model, drag)
     fitted = first_zero(np.concatenate(([0.0], fine)), np.concatenate(([np.asarray(w0) @ mid], path @ mid)))
@@ -297,6 +314,9 @@ def fit_recordings(recordings: list[Recording], windows=None, drag_model: str = 
         state = settled_fit(recordings, flights, inertia, drag, drag_model, "fit", windows,
                             lambda fraction, message: say(0.9 * fraction, message), cancel, exclude, include,
                             [dw for _, dw in smoothed])
+        # their edges too: those of the body with its axes turned, which --axes fit reports (a turned
+        # sensor's axes drift from the rates within a quarter second and would put them in the ramp)
+        state.final_edges()
         turned = flight_rms_relative(state.sol)
     except ParameterError:
         raise
@@ -355,6 +375,7 @@ def fit_flights(recordings, flights, inertia, drag, drag_model="quadratic", axes
     began = time.perf_counter() if began is None else began
     state = settled_fit(recordings, flights, inertia, drag, drag_model, axes_mode, windows, say, cancel, exclude,
                         include, dws)
+    state.final_edges()
     result = _result(recordings, state.sol, state.active_flights(), state.excluded_flights(), 0.0)
     (say or (lambda *_: None))(1.0, "done")
     result.seconds = time.perf_counter() - began

@@ -22,7 +22,7 @@ from scipy.optimize import least_squares
 from ...physics.errors import ParameterError
 from . import flights as fl
 from .dynamics import simulate_rates
-from .fit import FitResult, first_zero, is_near_intermediate
+from .fit import FitResult, first_zero, is_near_intermediate, measured_flip
 from ..recordings.reader import Recording
 
 #: the launch rate of :func:`predict` is the mean of this many first measured samples
@@ -214,7 +214,7 @@ def predict_span(body: FittedBody, rec: Recording, i0: int, i1: int, lead: float
     fine = np.arange(FLIP_SAMPLING_S, horizon + 0.5 * FLIP_SAMPLING_S, FLIP_SAMPLING_S)
     path = simulate_rates(t[0] + fine, t[0], w0, body.inertia, body.drag_model, body.drag)
     predicted = first_zero(np.concatenate(([0.0], fine)), np.concatenate(([w0 @ mid], path @ mid))) if near else None
-    measured = first_zero(t[used] - t[0], w[used] @ mid) if near and used.sum() > 1 else None
+    measured = measured_flip(t, w, used, body.inertia, body.axes)
     if measured is not None and measured > horizon:
         measured = None
     within = used & (t <= t[0] + horizon + 1e-12)
@@ -290,7 +290,7 @@ def predict(result: FitResult, t: np.ndarray, w: np.ndarray, used: np.ndarray | 
     flip_measured = flip_predicted = None
     if near:
         mid = result.axes[:, 1]
-        flip_measured = first_zero(t[used] - t[0], w[used] @ mid)
+        flip_measured = measured_flip(t, w, used, inertia, result.axes)
         fine = np.arange(t[0], t[-1], FLIP_SAMPLING_S)
         fine_path = np.vstack([simulate_rates(fine[fine < t_bar][::-1], t_bar, w_bar, inertia, model, drag)[::-1],
                                simulate_rates(fine[fine >= t_bar], t_bar, w_bar, inertia, model, drag)])

@@ -1,12 +1,19 @@
-"""The live stream's flight finder and fitter: episodes past each segment's settled point, a joint
-fit of every flight so far, warm-started from the last fit, as each flight lands.
+"""The live stream's flight finder and fitter: episodes past each segment's settled point, each
+flight reported as soon as it is caught, a joint fit of every flight so far, warm-started from
+the last fit, at the next search.
 
-An *episode* is a stretch of fast samples (|w| >= MIN_RATE) that the phone has left for at
-least QUIET_S (or whose segment has ended): a throw with its catch. Only episodes past the last
-settled point are searched, and the joint fit runs only when a flight lands, from the last
-fit's body, so the work per poll does not grow with the session. The first flights are fitted
-without drag: a single flight leaves drag and ratios entangled, and such fits crawled for
-seconds or broke; from MIN_FLIGHTS_FOR_DRAG flights on the chosen drag model is fitted.
+An *episode* is a stretch of fast samples (|w| >= MIN_RATE): a throw with its catch. It is
+searched once the phone has left it for QUIET_S (or its segment has ended), and while it goes
+on (a bounce, a hand that moves on) up to HOLD_S before the newest sample: a flight is reported
+HOLD_S after its catch, whatever follows it. Once a body is known, a new flight is reported at
+once with that body's edges (:func:`~app.throws.fitting.edges.flight_edges`, the one edges
+function of every command); the joint fit runs at the next search, from the last fit's body,
+and reports again (same ``number``, ``refined`` true) the flights whose edges, measured flip
+or exclusion it changed and those it fitted for the first time: the last report of a flight
+counts (:func:`last_reports`). Only episodes past the last settled point are searched, so the
+search per poll does not grow with the session. The first flights are fitted without drag: a
+single flight leaves drag and ratios entangled, and such fits crawled for seconds or broke;
+from MIN_FLIGHTS_FOR_DRAG flights on the chosen drag model is fitted.
 """
 
 from __future__ import annotations
@@ -15,17 +22,20 @@ import numpy as np
 
 from ...physics.errors import ParameterError
 from ..fitting import flights as fl
-from ..fitting.edges import find_flights, own_start, settle_edges
+from ..fitting.edges import find_flights, flight_edges
 from ..fitting import consensus as cs
-from ..fitting.fit import EDGE_ROUNDS, FitResult, fit_flights, joint_result
+from ..fitting.fit import FitResult, fit_flights, fit_recordings, joint_result, measured_flip
 from ..fitting.predict import DEFAULT_HORIZON, DEFAULT_LEAD, FittedBody, predict_span
 from ..recordings.reader import Recording, saturated_samples
 
 #: the phone must stay below MIN_RATE this long (s) after a throw before its episode is searched
 QUIET_S = 0.15
-#: an episode still going after this long (s) is searched up to HOLD_S before its end
-MAX_EPISODE_S = 2.5
-HOLD_S = 0.6
+#: an episode still going is searched up to HOLD_S (s) before the data's end: a flight's
+#: edges reach EDGE_REACH_S past its catch and the differentiator half its window more
+HOLD_S = 0.3
+#: before the first fit, the flights of every segment are looked for again once this many
+#: samples more came in (half a second of a phone's; the rates alone: a search of the whole session)
+FIRST_EVERY_SAMPLES = 50
 #: samples this far (s) before an episode's first fast sample and after its last join the search
 PAD_BEFORE_S = 0.5
 PAD_AFTER_S = 0.3
@@ -86,6 +96,10 @@ class LiveFitter:
         self._guess = None                       # a first body from the rates alone
         self.exclude: tuple = ()                 # (segment, a time inside) of flights the user left out
         self.include: tuple = ()                 # ... and of those the fit left out that the user put back
+        self._refined: list[dict] = []           # events of a full fit's refined flights, not emitted yet
+        self._fit_due = False                    # flights were reported with the last body: fit them all
+        self._unfitted: set = set()              # numbers of those flights: the fit reports them again
+        self._first_tried = -FIRST_EVERY_SAMPLES  # samples received at the last search for the first flights
 
     @property
     def ratios(self):
@@ -123,16 +137,17 @@ class LiveFitter:
                     continue
                 hi = int(np.searchsorted(t, t[b] + PAD_AFTER_S, side="right"))
                 out.append((lo, hi, b + 1))
-            elif t[-1] - t[a] > MAX_EPISODE_S:
+            else:
                 if self._steady_spin(seg, a, seg.n):  # spinning steadily on: never a flight
                     self.settled[k] = max(self.settled[k], seg.n - 1)
                     break
-                if _steady_lately(t, w):  # perhaps the start of one: wait until that is known
+                if _steady_lately(t, w):  # perhaps a steady spin's start: wait until that is known
                     break
+                # still going (a catch's bounce, a hand that moves on): searched up to HOLD_S
+                # before the data's end, so a flight is reported HOLD_S after its catch
                 hi = int(np.searchsorted(t, t[-1] - HOLD_S))
-                out.append((lo, hi, None))
-                break
-            else:
+                if hi - lo > 4 * fl.DERIVATIVE_MIN_SAMPLES:
+                    out.append((lo, hi, None))
                 break
         return out
 
@@ -177,9 +192,6 @@ class LiveFitter:
     def _known(self, k: int, i0: int, i1: int, flights) -> bool:
         return any(g.recording == k and i0 < g.i1 and g.i0 < i1 for g in flights)
 
-    def _reported(self, k: int, start: float, end: float) -> bool:
-        return any(e["segment"] == k and e["start"] < end and start < e["end"] for e in self.events)
-
     def in_air(self, k: int) -> dict | None:
         """The throw in the air now in segment ``k``: its newest samples free under the body
         for at least the prediction's lead. ``{"segment", "start", "flip_time_predicted"}``
@@ -214,7 +226,12 @@ class LiveFitter:
         self.settled += [0] * (len(self.segments) - len(self.settled))
         new = []
         ready = [(k, episode) for k in range(len(self.segments)) for episode in self._episodes(k)]
-        first_found = self._find_first() if ready and self.body is None else []
+        first_found = []
+        if ready and self.body is None:
+            received = sum(v.n for v in self.segments)
+            if received - self._first_tried >= FIRST_EVERY_SAMPLES or any(e[2] is not None for _, e in ready):
+                self._first_tried = received
+                first_found = self._find_first()
         for k, (lo, hi, settle_to) in ready:
             seg = self.segments[k]
             for f in self._candidates(k, lo, hi, first_found):
@@ -226,10 +243,42 @@ class LiveFitter:
                 ends = [f.i1 for f in new if f.recording == k]
                 settle_to = max(ends) if ends else int(np.searchsorted(seg.t, seg.t[hi - 1] - 1.0))
             self.settled[k] = max(self.settled[k], settle_to)
-        if not new:
+        if not new and not self._fit_due:
             return []
-        events = self._fit_fixed(new) if self.fixed is not None else self._fit_joint(new)
+        before = len(self.events)
+        if self.fixed is not None:
+            events = self._fit_fixed(new)
+        elif new and self.body is not None:
+            # reported at once with the body fitted so far (the fit of every flight takes longer
+            # than a class waits); the joint fit runs at the next search and reports again
+            # the flights whose edges it moved
+            events = self._quick(new)
+            self._fit_due = True
+        else:
+            self._fit_due = False
+            events = self._fit_joint(new)
+        del self.events[before:]  # _refresh appended them as it went
         self.events += events
+        return events
+
+    def _quick(self, new: list[fl.Flight]) -> list[dict]:
+        """Events of ``new`` flights, each given its edges by the body fitted so far (its
+        exclusion, if any, comes with the next joint fit)."""
+        body, recordings = self.body, self.recordings()
+        events = []
+        for f in new:
+            f, w0 = flight_edges(recordings[f.recording], f, body.inertia, body.drag_model, body.drag)
+            if self._known(f.recording, f.i0, f.i1, self.flights):
+                continue
+            self.flights.append(f)
+            rec = recordings[f.recording]
+            predicted = predict_span(body, rec, f.i0, f.i1, DEFAULT_LEAD, DEFAULT_HORIZON)
+            used = ~rec.saturated[f.i0:f.i1]
+            flip = measured_flip(rec.t[f.i0:f.i1], rec.w[f.i0:f.i1], used, body.inertia, body.axes)
+            events.append(self._event(f.recording, float(rec.t[f.i0]), float(rec.t[f.i1 - 1]), w0, flip,
+                                      predicted["flip_time_predicted"]))
+            self.events.append(events[-1])
+            self._unfitted.add(events[-1]["number"])
         return events
 
     def _fit_joint(self, new: list[fl.Flight]) -> list[dict]:
@@ -253,14 +302,43 @@ class LiveFitter:
             return self._failed(recordings, new, f"not fitted yet: {why} ({err.__class__.__name__})")
         self.result, self.body, self.fits = result, body_of(result), self.fits + 1
         self.flights = [fl.Flight(ff.rec_index, ff.i0, ff.i1) for ff in result.flights]
+        return self._refresh(recordings)
+
+    def _last_report(self, k: int, start: float, end: float) -> dict | None:
+        """The last event of the flight of segment ``k`` that overlaps ``start``..``end``."""
+        return next((e for e in reversed(self.events) if e["segment"] == k and e["start"] < end and start < e["end"]),
+                    None)
+
+    def _refresh(self, recordings) -> list[dict]:
+        """Events of the last fit's flights not reported yet, and again of those whose edges,
+        measured flip or exclusion the fit changed (a later fit's body settles the edges of
+        flights reported before it: the last report of a flight counts)."""
         events = []
-        for ff in result.flights:
-            if not self._reported(ff.rec_index, ff.start, ff.end):
-                rec = recordings[ff.rec_index]
-                predicted = predict_span(self.body, rec, ff.i0, ff.i1, DEFAULT_LEAD, DEFAULT_HORIZON)
-                events.append(self._event(ff.rec_index, ff.start, ff.end, ff.omega0, ff.flip_time_measured,
-                                          predicted["flip_time_predicted"], ff.excluded, ff.reason))
+        for ff in self.result.flights:
+            last = self._last_report(ff.rec_index, ff.start, ff.end)
+            if last is not None and last["number"] not in self._unfitted and \
+                    (last["start"], last["end"], last["flip_time_measured"], last["excluded"]) == \
+                    (ff.start, ff.end, ff.flip_time_measured, ff.excluded):
+                continue
+            rec = recordings[ff.rec_index]
+            predicted = predict_span(self.body, rec, ff.i0, ff.i1, DEFAULT_LEAD, DEFAULT_HORIZON)
+            events.append(self._event(ff.rec_index, ff.start, ff.end, ff.omega0, ff.flip_time_measured,
+                                      predicted["flip_time_predicted"], ff.excluded, ff.reason,
+                                      number=None if last is None else last["number"]))
+            self.events.append(events[-1])  # a later flight of this fit must not take it for its own
+        self._unfitted = set()
         return events
+
+    @property
+    def flight_count(self) -> int:
+        """Flights reported so far (a flight reported again with refined edges counts once)."""
+        return len({e["number"] for e in self.events})
+
+    def take_refined(self) -> list[dict]:
+        """The events of flights the last full fit (:meth:`finish`, :meth:`choose`) reported
+        again, once each (the session emits them)."""
+        out, self._refined = self._refined, []
+        return out
 
     def finish(self) -> bool:
         """The full fit of every flight, as ``tumble fit`` runs it, with the user's choices (at
@@ -268,12 +346,13 @@ class LiveFitter:
         single-flight fits and candidate starts). False if it failed: the last fit stands."""
         if self.fixed is not None or self.result is None:
             return False
-        try:
-            self.result = fit_flights(self.recordings(), self.flights, self.result.inertia, self.result.drag,
-                                      self.result.drag_model, exclude=self.exclude, include=self.include)
+        try:  # the same call as tumble fit: the same samples give the same flights and edges
+            self.result = fit_recordings(self.recordings(), None, self.result.drag_model, "sensor", exclude=self.exclude,
+                                         include=self.include)
         except (ParameterError, ArithmeticError, ValueError, np.linalg.LinAlgError):
             return False
         self.body = body_of(self.result)
+        self._refined += self._refresh(self.recordings())
         return True
 
     def choose(self, exclude, include) -> bool:
@@ -304,36 +383,44 @@ class LiveFitter:
             else cs.ROBUST_FLOOR
         state.candidates = [(last.inertia, last.drag)]
         state.joint()
-        for _ in range(EDGE_ROUNDS):
-            if not state.settle():
-                break
+        # the edges each flight's report gives (flight_edges) settle them here: its own rounds
+        state.final_edges()
         if state.exclude_outliers():
-            for _ in range(EDGE_ROUNDS):
-                if not state.settle():
-                    break
+            state.final_edges()
         return joint_result(recordings, state)
 
     def _fit_fixed(self, new: list[fl.Flight]) -> list[dict]:
         body = self.fixed
         recordings = self.recordings()
         try:
-            w0s = [own_start(recordings[f.recording], f, body.inertia, body.drag_model, body.drag)[0] for f in new]
-            flights, w0s, _ = settle_edges(recordings, new, w0s, body.inertia, body.drag_model, body.drag, None, None)
+            settled = [flight_edges(recordings[f.recording], f, body.inertia, body.drag_model, body.drag) for f in new]
         except ParameterError as err:
             return self._failed(recordings, new, str(err))
         events = []
-        for f, w0 in zip(flights, w0s):
+        for f, w0 in settled:
+            if self._known(f.recording, f.i0, f.i1, self.flights):
+                continue
             self.flights.append(f)
             rec = recordings[f.recording]
             predicted = predict_span(body, rec, f.i0, f.i1, DEFAULT_LEAD, DEFAULT_HORIZON)
             events.append(self._event(f.recording, float(rec.t[f.i0]), float(rec.t[f.i1 - 1]), w0,
                                       predicted["flip_time_measured"], predicted["flip_time_predicted"]))
+            self.events.append(events[-1])
+        del self.events[len(self.events) - len(events):]
         return events
 
-    def _event(self, segment, start, end, omega0, flip_measured, flip_predicted, excluded=False, reason=None) -> dict:
+    def _number(self) -> int:
+        """The number of a flight reported for the first time (1, 2, ...)."""
+        return max((e["number"] for e in self.events), default=0) + 1
+
+    def _event(self, segment, start, end, omega0, flip_measured, flip_predicted, excluded=False, reason=None,
+               number=None) -> dict:
+        """A flight event; ``number`` that of the flight it reports again with refined edges
+        (None: a new flight). The last event of a number counts."""
         ratios, std = self.ratios
         used = len(self.result.fitted) if self.fixed is None else len(self.flights)
-        return {"event": "flight", "segment": int(segment), "start": float(start), "end": float(end),
+        return {"event": "flight", "number": self._number() if number is None else int(number),
+                "refined": number is not None, "segment": int(segment), "start": float(start), "end": float(end),
                 "omega0": [float(x) for x in omega0], "ratios": [float(x) for x in ratios],
                 "ratios_std": finite_or_none(std), "flights_used": used,
                 "flip_time_measured": flip_measured, "flip_time_predicted": flip_predicted,
@@ -347,7 +434,8 @@ class LiveFitter:
         for f in new:
             self.flights.append(f)
             t, w = recordings[f.recording].t, recordings[f.recording].w
-            events.append({"event": "flight", "segment": int(f.recording), "start": float(t[f.i0]),
+            events.append({"event": "flight", "number": self._number() + len(events), "refined": False,
+                           "segment": int(f.recording), "start": float(t[f.i0]),
                            "end": float(t[f.i1 - 1]), "omega0": [float(x) for x in w[f.i0]],
                            "ratios": None if ratios is None else [float(x) for x in ratios],
                            "ratios_std": None if std is None else finite_or_none(std),
@@ -355,6 +443,16 @@ class LiveFitter:
                            "flip_time_measured": None, "flip_time_predicted": None,
                            "excluded": True, "reason": reason})
         return events
+
+
+def last_reports(events) -> list[dict]:
+    """The flight events that count: the last report of each flight (a flight is reported
+    again when a later fit refines its edges), in the order the flights were first reported."""
+    last: dict = {}
+    for e in events:
+        if e.get("event") == "flight":
+            last[e["number"]] = e
+    return list(last.values())
 
 
 def finite_or_none(values) -> list:

@@ -237,7 +237,7 @@ class LiveSession:
             self.current_throw = in_air
         if choices is not None and self.fitter.choose(*choices) and self.out_dir is not None and self.fixed is None:
             self._write_fit()
-        for event in events:
+        for event in events + self.fitter.take_refined():
             self.emit(event)
         if events and self.out_dir is not None and self.fitter.result is not None and self.fixed is None:
             self._write_fit()
@@ -267,6 +267,8 @@ class LiveSession:
         self.search()
         if self.fitter is not None and self.fitter.result is not None:
             self.fitter.finish()
+            for event in self.fitter.take_refined():  # flights the full fit gave refined edges: reported again
+                self.emit(event)
             if self.out_dir is not None and self.fixed is None:
                 self._write_fit()
 
@@ -339,7 +341,7 @@ class LiveSession:
 
             std = finite_or_none(std)
         return {"event": "end", "samples": int(self.stream.samples), "segments": sum(1 for s in self.segments if s.n),
-                "flights": len(self.events),
+                "flights": 0 if self.fitter is None else self.fitter.flight_count,
                 "ratios": None if ratios is None else [float(x) for x in ratios],
                 "ratios_std": std}
 
