@@ -50,12 +50,29 @@ def _opens_window(words: list[str]) -> bool:
     return words[1] == "replay" and "--out" not in words
 
 
-def _runnable(part: str, index: int) -> list[str]:
-    """One command of a line as the test runs it: comments dropped, the window screenshot added."""
-    words = shlex.split(part, comments=True)
+def _runnable(words: list[str], index: int) -> list[str]:
+    """One command of a line as the test runs it: the window screenshot added."""
     if _opens_window(words) and "--screenshot" not in words:
-        words += ["--screenshot", f"readme-window-{index}.png", "--quit-after", "2"]
+        words = words + ["--screenshot", f"readme-window-{index}.png", "--quit-after", "2"]
     return words
+
+
+def _commands_of(line: str) -> tuple[list[list[str]], bool]:
+    """The commands of a README line (``a && b``: two), comments dropped, and whether the line
+    runs in the background (it ends in ``&``)."""
+    tokens = shlex.split(line, comments=True)
+    background = bool(tokens) and tokens[-1] == "&"
+    if background:
+        tokens = tokens[:-1]
+    commands, current = [], []
+    for token in tokens:
+        if token == "&&":
+            commands.append(current)
+            current = []
+        else:
+            current.append(token)
+    commands.append(current)
+    return commands, background
 
 
 def test_the_readme_lists_its_commands():
@@ -67,8 +84,10 @@ def test_the_readme_lists_its_commands():
 def test_the_parser_of_this_test_reads_a_block_as_a_reader_would():
     text = "```bash\ntumble fit a \\\n  --out b  # c\necho x\n$ tumble gui\n```\n```python\ntumble.x()\n```\n"
     assert readme_commands(text) == ["tumble fit a --out b  # c", "tumble gui"]
-    assert _runnable("tumble fit a --out b  # c", 0) == ["tumble", "fit", "a", "--out", "b"]
-    assert _runnable("tumble gui t-handle", 3)[-4:] == ["--screenshot", "readme-window-3.png", "--quit-after", "2"]
+    assert _commands_of("tumble fit a --out b  # c") == ([["tumble", "fit", "a", "--out", "b"]], False)
+    assert _commands_of("tumble a --loop &   # serves") == ([["tumble", "a", "--loop"]], True)
+    assert _commands_of("tumble a && tumble gui x")[0] == [["tumble", "a"], ["tumble", "gui", "x"]]
+    assert _runnable(["tumble", "gui", "t-handle"], 3)[-4:] == ["--screenshot", "readme-window-3.png", "--quit-after", "2"]
 
 
 @pytest.mark.timeout(3600)
@@ -82,9 +101,9 @@ def test_every_readme_command_runs_as_written_in_an_empty_folder(tmp_path):
         for index, line in enumerate(readme_commands((ROOT / "README.md").read_text(encoding="utf-8"))):
             if any(p in line for p in PLACEHOLDERS):
                 continue
-            background = line.rstrip().endswith("&") and not line.rstrip().endswith("&&")
-            for part in line.rstrip("& ").split("&&"):
-                words = _runnable(part, index)
+            commands, background = _commands_of(line)
+            for command in commands:
+                words = _runnable(command, index)
                 if background:
                     server = subprocess.Popen(words, cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
                                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
