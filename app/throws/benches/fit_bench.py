@@ -120,10 +120,13 @@ def _real_world(truth, rng, folder: Path) -> dict:
         for th in throws:
             over = [f for f in mine if f.start < th.end and f.end > th.start]
             first = rec.t[(rec.t >= th.start - 1e-9) & ~rec.saturated]
-            if len(over) == 1 and len(first):
+            # a flight holds no clipped sample at either edge: each edge is measured from the
+            # first unclipped sample after the release and the last one before the catch
+            last = rec.t[(rec.t <= th.end + 1e-9) & ~rec.saturated]
+            if len(over) == 1 and len(first) and len(last):
                 found += 1
                 if not over[0].excluded:
-                    edges += [abs(over[0].start - first[0]), abs(over[0].end - th.end)]
+                    edges += [abs(over[0].start - first[0]), abs(over[0].end - last[-1])]
             elif not over and th.end - th.start < 0.35:
                 missed_short += 1
         rows.append({"data": label, "flights": len(throws), "found": found, "short_bounces_left_out": missed_short,
