@@ -188,7 +188,7 @@ class CompareScene:
         """
         centres = []
         for scene, offset, label, (c, q, w, L, trail_q, trail_c) in zip(
-                self.scenes, self.offsets, self._labels or [None, None], poses):
+                self.scenes, self.offsets, self._labels or [None] * len(self.scenes), poses):
             c = np.asarray(c, dtype=float) + offset
             if trail_c is not None and len(trail_c):
                 trail_c = np.asarray(trail_c, dtype=float) + offset
@@ -196,8 +196,8 @@ class CompareScene:
             if label is not None:
                 label.GetPositionCoordinate().SetValue(*(c + np.array([0.0, 0.0, LABEL_HEIGHT * self.radius])))
             centres.append(c)
-        if self.follow:
-            self._follow(0.5 * (centres[0] + centres[1]))
+        if self.follow and centres:
+            self._follow(np.mean(centres, axis=0))  # of two: their midpoint
 
     def _follow(self, mid: np.ndarray) -> None:
         self._focus = shift_camera(self.plotter, self._focus, mid)

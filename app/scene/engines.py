@@ -47,24 +47,6 @@ class EnginesScene(CompareScene):
         half_width = 0.5 * SEPARATION * (self.count - 1) + 2.4
         return self.radius * max(FRAME_HALF_HEIGHT / tan_half, half_width / (tan_half * aspect))
 
-    def set_poses(self, poses) -> None:
-        """Pose every body: ``poses`` holds one ``(c, q, w_body, L_world, trail_q, trail_c)`` per
-        body in the engines' own world frame; each is drawn shifted by its offset."""
-        from .compare import LABEL_HEIGHT
-
-        centres = []
-        labels = self._labels or [None] * self.count
-        for scene, offset, label, (c, q, w, L, trail_q, trail_c) in zip(self.scenes, self.offsets, labels, poses):
-            c = np.asarray(c, dtype=float) + offset
-            if trail_c is not None and len(trail_c):
-                trail_c = np.asarray(trail_c, dtype=float) + offset
-            scene.set_pose(c, q, w, L, trail_q=trail_q, trail_c=trail_c)
-            if label is not None:
-                label.GetPositionCoordinate().SetValue(*(c + np.array([0.0, 0.0, LABEL_HEIGHT * self.radius])))
-            centres.append(c)
-        if self.follow and centres:
-            self._follow(np.mean(centres, axis=0))
-
 
 class GhostRow:
     """The exact ghost drawn at every body of the row: one :class:`~app.scene.ghost.GhostBody` a

@@ -23,6 +23,7 @@ import numpy as np
 
 from . import synthetic as syn
 from ..live.phyphox_server import PhyphoxReplay
+from .live_bench import read_events
 
 #: wall seconds the live client runs past the end of the replay
 TAIL_S = 4.0
@@ -52,16 +53,6 @@ def _tumble(*args) -> subprocess.CompletedProcess:
                           env=os.environ.copy(), timeout=600)
 
 
-def _read_events(proc, events, began):
-    for line in proc.stdout:
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        event["_wall"] = time.monotonic() - began
-        events.append(event)
-
-
 def live_flights(t, w, plan, outage_s: float = OUTAGE_S, extra=()) -> tuple[list[dict], list[dict]]:
     """(flights as last reported, every flight event) of ``tumble live`` following ``(t, w)``
     replayed in real time with an outage and a clear between throws; times in recording time,
@@ -78,7 +69,7 @@ def live_flights(t, w, plan, outage_s: float = OUTAGE_S, extra=()) -> tuple[list
     began = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=os.environ.copy())
     events: list[dict] = []
-    reader = threading.Thread(target=_read_events, args=(proc, events, began), daemon=True)
+    reader = threading.Thread(target=read_events, args=(proc, events, began), daemon=True)
     reader.start()
     try:
         proc.wait(timeout=span + TAIL_S + 120)

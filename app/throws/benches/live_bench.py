@@ -41,7 +41,8 @@ def session(folder: Path, throws: int, seed: int):
     return syn.write_phyphox(folder / "session", t, w), t, w, plan
 
 
-def _read_events(proc, events, began):
+def read_events(proc, events, began):
+    """The JSON events a running ``tumble live`` prints, each with ``_wall`` (s since ``began``)."""
     for line in proc.stdout:
         try:
             event = json.loads(line)
@@ -74,7 +75,7 @@ def run_live_bench(throws: int = 12, seed: int = 2026, speed: float = 1.0, outag
         began = time.monotonic()
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=os.environ.copy())
         events: list[dict] = []
-        reader = threading.Thread(target=_read_events, args=(proc, events, began), daemon=True)
+        reader = threading.Thread(target=read_events, args=(proc, events, began), daemon=True)
         reader.start()
         proc.wait()
         wall = time.monotonic() - began
