@@ -15,15 +15,13 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 import numpy as np
 
 from . import synthetic as syn
 from ..live.phyphox_server import PhyphoxReplay
-from .live_bench import read_events
+from .live_bench import follow
 
 #: wall seconds the live client runs past the end of the replay
 TAIL_S = 4.0
@@ -66,11 +64,7 @@ def live_flights(t, w, plan, outage_s: float = OUTAGE_S, extra=()) -> tuple[list
         replay.schedule(best[0], kind, seconds)
     cmd = [sys.executable, "-m", "tumble", "live", replay.url, "--json", "--duration", f"{span + TAIL_S:.2f}", *extra]
     replay.start()
-    began = time.monotonic()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=os.environ.copy())
-    events: list[dict] = []
-    reader = threading.Thread(target=read_events, args=(proc, events, began), daemon=True)
-    reader.start()
+    proc, events, began, reader = follow(cmd)
     try:
         proc.wait(timeout=span + TAIL_S + 120)
     finally:

@@ -52,6 +52,17 @@ def read_events(proc, events, began):
         events.append(event)
 
 
+def follow(cmd):
+    """Start ``tumble live ... --json`` (``cmd``) and read its events in a thread as they come:
+    (process, events list filled as they arrive, start time, reader thread)."""
+    began = time.monotonic()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=os.environ.copy())
+    events: list[dict] = []
+    reader = threading.Thread(target=read_events, args=(proc, events, began), daemon=True)
+    reader.start()
+    return proc, events, began, reader
+
+
 def run_live_bench(throws: int = 12, seed: int = 2026, speed: float = 1.0, outage_s: float = 2.5,
                    say=print) -> dict:
     """Replay, follow, measure; returns the figures (see the module's docstring)."""
@@ -72,11 +83,7 @@ def run_live_bench(throws: int = 12, seed: int = 2026, speed: float = 1.0, outag
                "--duration", f"{span / speed + TAIL_S:.2f}"]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         replay.start()
-        began = time.monotonic()
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=os.environ.copy())
-        events: list[dict] = []
-        reader = threading.Thread(target=read_events, args=(proc, events, began), daemon=True)
-        reader.start()
+        proc, events, began, reader = follow(cmd)
         proc.wait()
         wall = time.monotonic() - began
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
