@@ -80,8 +80,13 @@ def export_result(sc, path, *, view="main", duration=None, fps=None, size=None, 
 
     from .arguments import with_solver_flags
     from ..export import DATA_FORMATS, ExportSettings, export_data, plan_export
+    from ..export.gltf import gltf_format
     from ..views import get_view
 
+    if gltf_format(path) is not None:
+        return export_gltf_result(sc, path, view=view, duration=duration, fps=fps, size=size, speed=speed,
+                                  with_plots=with_plots, start=start, title=title, integrator=integrator, dt=dt,
+                                  slow_flips=slow_flips, progress=data_progress)
     shown = overlay_of(overlay, title)
     spec = get_view(view)
     options = dict(options or {})
@@ -121,8 +126,36 @@ def export_result(sc, path, *, view="main", duration=None, fps=None, size=None, 
     return run_export(spec, runs, plan, progress=progress, cancel=cancel, options=options)
 
 
+def export_gltf_result(sc, path, *, view="main", duration=None, fps=None, size=None, speed=1.0, with_plots=False,
+                       start=0.0, title=None, integrator=None, dt=None, slow_flips=None, progress=None):
+    """A run as glTF (``path`` ending in .glb) or the page that plays it (.html): the
+    :class:`~app.export.gltf.GltfResult`. The main view only, without plots; ``fps`` and
+    ``size`` must be None (glTF has neither); ``title`` names the page (default the scenario's)."""
+    from types import SimpleNamespace
+
+    from .arguments import with_solver_flags
+    from ..export.gltf import export_gltf, gltf_format
+
+    fmt = gltf_format(path)
+    if view != "main":
+        raise ParameterError("--view", view, f"be main with a .{fmt} (glTF holds the body's own motion)")
+    if with_plots:
+        raise ParameterError("--with-plots", True, f"not be given with a .{fmt} (a glTF scene has no plots)")
+    flags = SimpleNamespace(integrator=integrator_name(integrator), dt=flag_number("--dt", dt))
+    sc = with_solver_flags(_scenario(sc), flags, ("integrator", "dt"))
+    if title is not None:
+        sc = sc.replace(name=str(title))
+    try:
+        return export_gltf(sc, path, duration=duration, speed=speed, start=start, slow_flips=slow_flips, fps=fps,
+                           size=size, progress=progress)
+    except ParameterError as err:
+        if err.field.startswith("-") or "." in err.field:
+            raise
+        raise ParameterError(f"--{err.field}", err.value, err.rule) from None
+
+
 def export(sc, path, *, view="main", duration=None, fps=30, size=(1280, 720), speed=1.0, overlay=None,
-           with_plots=False) -> Path:
+           with_plots=False, slow_flips=None) -> Path:
     """Write an animation of ``view`` off screen (``tumble export``): ``path`` ending in .mp4,
     .gif or .png (a numbered PNG sequence), or data (.csv/.npz trajectory, .toml scenario).
 
@@ -130,11 +163,23 @@ def export(sc, path, *, view="main", duration=None, fps=30, size=(1280, 720), sp
     ``size`` (width, height; even) of the frames, None for the format's default; ``speed``:
     simulated seconds per second of video; ``overlay``: what is drawn over the scene, a comma
     list or list of time, flips, title, legend, ghost, or ``"none"`` (default
-    ``time,flips,title,legend``); ``with_plots``: the plots beside the scene. Returns the
-    path written (the first frame of a PNG sequence).
+    ``time,flips,title,legend``); ``with_plots``: the plots beside the scene; ``slow_flips`` X
+    plays X times slower around each flip. Returns the path written (the first frame of a PNG
+    sequence).
+
+    A ``path`` ending in .glb writes the run as glTF 2.0 (the body turning by the simulation's
+    quaternions, for slides, Blender and phones), one ending in .html the page that plays it
+    offline in any browser; glTF has no frame rate or size: leave ``fps`` and ``size`` at their
+    defaults (any other value is refused).
     """
+    from ..export.gltf import gltf_format
+
+    if gltf_format(path) is not None:
+        return Path(export_gltf_result(sc, path, view=view, duration=duration, speed=speed, with_plots=with_plots,
+                                       slow_flips=slow_flips, fps=None if fps == 30 else fps,
+                                       size=None if isinstance(size, (list, tuple)) and tuple(size) == (1280, 720) else size).path)
     result = export_result(sc, path, view=view, duration=duration, fps=fps, size=size, speed=speed,
-                           overlay=overlay, with_plots=with_plots)
+                           overlay=overlay, with_plots=with_plots, slow_flips=slow_flips)
     return Path(result[0]) if isinstance(result, tuple) else Path(result.path)
 
 

@@ -29,6 +29,8 @@ def add_export_parser(sub, integrator, integrator_help) -> None:
     e.add_argument("scenario", help="preset name or TOML file")
     e.add_argument("--out", required=True,
                    help="FILE.mp4 (H.264), FILE.gif, FILE.png (the frames FILE_0000.png, FILE_0001.png, ... in its folder; no FILE.png itself), "
+                        "FILE.glb (glTF 2.0: the body turning by the run's own quaternions, for slides, Blender, phones; "
+                        "no --fps or --size) or FILE.html (one page that plays it offline in any browser), "
                         "or data: FILE.csv / FILE.npz (trajectory, one row per frame), FILE.toml (the scenario)")
     e.add_argument("--fps", metavar="N", type=number_flag("--fps"),
                    help="frames per second, 1 to 240 (default 30; 20 for a GIF)")
@@ -88,6 +90,11 @@ def cmd_export(args) -> int:
     from ..views import get_view
 
     options = _view_options(args, get_view(args.view))
+    from ..export.gltf import gltf_format
+
+    fmt = gltf_format(args.out)
+    if fmt is not None:
+        return _export_gltf(args, fmt)
     try:
         size = None if args.size is None else parse_size(args.size)
     except ParameterError as err:
@@ -140,4 +147,25 @@ def cmd_export(args) -> int:
     if json_progress is not None:
         json_progress.emit("done", path=str(paths[0]), files=len(paths), frames=result.frames,
                            bytes=result.bytes, seconds=wall)
+    return EXIT_OK
+
+
+def _export_gltf(args, fmt: str) -> int:
+    """``tumble export ... --out FILE.glb`` or ``FILE.html``: the run as glTF, or the page that plays it."""
+    from ..api.draw import export_gltf_result
+
+    for flag, value in (("--fps", args.fps), ("--size", args.size)):
+        if value is not None:
+            raise UsageError(f"{flag} must not be given with a .{fmt} (glTF has no frame rate or frame size: "
+                             f"the viewer draws at its own), got {value}")
+    with ProgressBar("export") as bar:
+        result = export_gltf_result(args.scenario, args.out, view=args.view, duration=args.duration, speed=args.speed,
+                                    with_plots=args.with_plots, start=args.start, title=args.title,
+                                    integrator=args.integrator, dt=args.dt, slow_flips=args.slow_flips,
+                                    progress=lambda fraction: bar(fraction, "simulating"))
+    plan, keys = result.plan, result.keys
+    moved = f", {len(keys.translation)} of the centre" if keys.moves else ""
+    print(f"wrote {result.path}: {plan.duration:.3g} s of animation (simulated {plan.start:g} to {plan.end:.4g} s at "
+          f"speed {plan.speed:g}), {len(keys.rotation)} rotation keyframes{moved}, slerp within "
+          f"{keys.rotation_error:.2g} rad of the run ({result.bytes / 1e6:.2f} MB, {result.seconds:.2f} s)")
     return EXIT_OK
