@@ -494,3 +494,10 @@ class PhoneServer:
 def answer(conn, body: bytes, status: str = "200 OK") -> None:
     conn.sendall(f"HTTP/1.0 {status}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
                  "Connection: close\r\n\r\n".encode() + body)
+
+
+def pytest_configure(config):
+    """The ``slow`` marker (a test that takes more than a few seconds: ``-m "not slow"`` leaves it
+    out), registered here unless the pytest configuration already names it."""
+    if not any(line.split(":")[0].strip() == "slow" for line in config.getini("markers")):
+        config.addinivalue_line("markers", "slow: takes more than a few seconds; -m 'not slow' leaves it out")

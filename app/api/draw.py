@@ -307,7 +307,20 @@ def in_jupyter() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-def show(sc_or_run, *, view="main", duration=None, speed=None, start=0.0, size=None, fps=None, format="gif"):
+def interactive_page(sc_or_run, *, duration=None, speed=None, start=0.0, slow_flips=None) -> str:
+    """The page ``tumble export --out FILE.html`` writes, as text: the run as glTF with the
+    viewer inlined (it plays offline and turns with the mouse); ``duration`` s of animation
+    (default the run, at most :data:`SHOW_LONGEST_S`), ``speed`` as for :func:`show`."""
+    sc = _scenario(sc_or_run)
+    speed = inline_speed(sc, flag_number("--start", start), duration, speed)
+    with tempfile.TemporaryDirectory(prefix="tumble-show-") as folder:
+        result = export_gltf_result(sc, Path(folder) / "flip.html", duration=duration, speed=speed, start=start,
+                                    slow_flips=slow_flips)
+        return result.path.read_text(encoding="utf-8")
+
+
+def show(sc_or_run, *, view="main", duration=None, speed=None, start=0.0, size=None, fps=None, format="gif",
+         interactive=False):
     """Show ``view`` of a scenario or a run: in Jupyter the view moving inline, under a
     caption that says what it shows; elsewhere the app's window, until it is closed
     (returns its exit status).
@@ -320,8 +333,22 @@ def show(sc_or_run, *, view="main", duration=None, speed=None, start=0.0, size=N
     viewer) or ``"mp4"`` (an HTML5 video with controls). These apply to the inline clip only.
     Without a display (Linux with neither DISPLAY nor WAYLAND_DISPLAY) it raises
     :class:`ParameterError` with the line ``tumble gui`` prints there.
+
+    ``interactive=True`` in Jupyter shows the page ``tumble export --out FILE.html`` writes
+    (:func:`interactive_page`: the run as glTF, played by three.js) in an ``<iframe srcdoc>``:
+    it turns with the mouse, with play/pause, a time slider and the speed; it needs no server
+    and no file. Elsewhere it opens the window, as without it.
     """
     sc = _scenario(sc_or_run)
+    if in_jupyter() and interactive:
+        from IPython.display import HTML, display
+
+        from ..export.page import notebook_iframe
+
+        if view != "main":
+            raise ParameterError("view", view, "be main with interactive=True (the page plays the body's own motion)")
+        display(HTML(notebook_iframe(interactive_page(sc_or_run, duration=duration, speed=speed, start=start))))
+        return None
     if in_jupyter():
         import warnings
 
