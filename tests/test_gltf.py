@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import refused, tumble
+from conftest import refused, tumble, tumble_here
 from scipy.spatial.transform import Rotation, Slerp
 
 import tumble as api
@@ -296,9 +296,10 @@ def test_api_export_writes_both_formats_and_refuses_a_frame_rate(tmp_path):
 
 @pytest.mark.parametrize("flag, value", [("--fps", "30"), ("--size", "640x360")])
 @pytest.mark.parametrize("ext", ["glb", "html"])
-def test_a_frame_rate_or_size_with_gltf_is_refused_in_one_line(tmp_path, flag, value, ext):
+def test_a_frame_rate_or_size_with_gltf_is_refused_in_one_line(tmp_path, capsys, flag, value, ext):
     out = tmp_path / f"flip.{ext}"
-    line = refused(tumble("export", "t-handle", "--out", out, flag, value), flag, f".{ext}", unwritten=[out], quiet=True)
+    line = refused(tumble_here(capsys, "export", "t-handle", "--out", str(out), flag, value), flag, f".{ext}",
+                   unwritten=[out], quiet=True)
     assert "glTF" in line
 
 

@@ -312,7 +312,9 @@ def interactive_page(sc_or_run, *, duration=None, speed=None, start=0.0, slow_fl
     viewer inlined (it plays offline and turns with the mouse); ``duration`` s of animation
     (default the run, at most :data:`SHOW_LONGEST_S`), ``speed`` as for :func:`show`."""
     sc = _scenario(sc_or_run)
-    speed = inline_speed(sc, flag_number("--start", start), duration, speed)
+    run_s = sc.solver.duration
+    start = flag_number("--start", start, f"be >= 0 and < the scenario's run ({run_s:g} s)", lambda v: 0 <= v < run_s)
+    speed = inline_speed(sc, start, duration, speed)
     with tempfile.TemporaryDirectory(prefix="tumble-show-") as folder:
         result = export_gltf_result(sc, Path(folder) / "flip.html", duration=duration, speed=speed, start=start,
                                     slow_flips=slow_flips)
