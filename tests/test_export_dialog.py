@@ -163,3 +163,24 @@ def test_colour_key_and_ghost_choices_reach_the_command(qtbot, dialog, tmp_path)
     assert other.view_args == ("--view", "compare", "--integrators", "rk4", "rk4")
     assert not other.settings().overlay.ghost
     other.close()
+
+
+@pytest.mark.parametrize("index, ext", [(3, ".glb"), (4, ".html")])
+def test_the_dialog_exports_gltf_and_its_page(qtbot, dialog, tmp_path, index, ext):
+    """Both glTF formats are offered: frame size, rate, plots and the drawn overlay are off for
+    them (the viewer draws at its own), and the export writes the .glb or the page."""
+    dialog.format_combo.setCurrentIndex(index)
+    assert dialog.out_edit.text().endswith(f"clip{ext}") and dialog.is_gltf()
+    assert not any(w.isEnabled() for w in (dialog.size_combo, dialog.width_spin, dialog.fps_spin, dialog.plots_check))
+    dialog.duration_spin.setValue(2.0)
+    assert "2.00 s of animation" in dialog.preview.text() and dialog.export_button.isEnabled()
+    with qtbot.waitSignal(dialog.export_finished, timeout=EXPORT_TIMEOUT_MS) as blocker:
+        dialog.start_export()
+    path = tmp_path / f"clip{ext}"
+    assert blocker.args == [str(path)]
+    head = path.read_bytes()[:15]
+    assert head.startswith(b"glTF") if ext == ".glb" else head == b"<!DOCTYPE html>"
+    assert "Wrote" in dialog.status.text() and "keyframes" in dialog.status.text()
+    assert dialog.progress.value() == dialog.progress.maximum()
+    dialog.format_combo.setCurrentIndex(0)  # back to MP4: the frame choices again
+    assert dialog.size_combo.isEnabled() and dialog.fps_spin.isEnabled()

@@ -47,6 +47,9 @@ def test_the_wheel_carries_presets_and_meshes(root, wheel):
                 assert f"tumble/resources/{folder}/{shipped.name}" in names
     for module in (root / "app").rglob("*.py"):  # every module of every room, at its place
         assert "tumble/" + module.relative_to(root / "app").as_posix() in names
+    # the shared-flip page (tumble export --out FILE.html): its template, the vendored viewer and its licence
+    assert {"tumble/export/viewer_page.html", "tumble/resources/viewer/three-viewer.min.js",
+            "tumble/resources/viewer/LICENSE-three.txt", "tumble/resources/viewer/VERSION.txt"} <= names
     assert not any(name.startswith("resources/") for name in names), "resources must install inside tumble/"
     assert not any(name.startswith("app/") for name in names), "nothing installs as the top-level name app"
 

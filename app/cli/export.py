@@ -153,19 +153,38 @@ def cmd_export(args) -> int:
 def _export_gltf(args, fmt: str) -> int:
     """``tumble export ... --out FILE.glb`` or ``FILE.html``: the run as glTF, or the page that plays it."""
     from ..api.draw import export_gltf_result
+    from ..export import ExportCancelled
+    from ..export.protocol import JsonProgress, StdinCancel, sigterm_as_interrupt
 
     for flag, value in (("--fps", args.fps), ("--size", args.size)):
         if value is not None:
             raise UsageError(f"{flag} must not be given with a .{fmt} (glTF has no frame rate or frame size: "
                              f"the viewer draws at its own), got {value}")
-    with ProgressBar("export") as bar:
-        result = export_gltf_result(args.scenario, args.out, view=args.view, duration=args.duration, speed=args.speed,
-                                    with_plots=args.with_plots, start=args.start, title=args.title,
-                                    integrator=args.integrator, dt=args.dt, slow_flips=args.slow_flips,
-                                    progress=lambda fraction: bar(fraction, "simulating"))
+    json_progress = JsonProgress() if args.progress_json else None
+    cancel = StdinCancel() if args.progress_json else None
+
+    def progress(fraction):
+        if cancel is not None and cancel():
+            raise ExportCancelled
+        if json_progress is not None:  # the window's export dialog: the fraction simulated, in thousandths
+            json_progress(int(round(1000 * fraction)), 1000)
+        bar(fraction, "simulating")
+
+    try:
+        with ProgressBar("export") as bar, sigterm_as_interrupt():
+            result = export_gltf_result(args.scenario, args.out, view=args.view, duration=args.duration,
+                                        speed=args.speed, with_plots=args.with_plots, start=args.start,
+                                        title=args.title, integrator=args.integrator, dt=args.dt,
+                                        slow_flips=args.slow_flips, progress=progress)
+    except (ExportCancelled, KeyboardInterrupt):
+        print("tumble: export cancelled, nothing written", file=sys.stderr)
+        return EXIT_FAILED
     plan, keys = result.plan, result.keys
     moved = f", {len(keys.translation)} of the centre" if keys.moves else ""
     print(f"wrote {result.path}: {plan.duration:.3g} s of animation (simulated {plan.start:g} to {plan.end:.4g} s at "
           f"speed {plan.speed:g}), {len(keys.rotation)} rotation keyframes{moved}, slerp within "
           f"{keys.rotation_error:.2g} rad of the run ({result.bytes / 1e6:.2f} MB, {result.seconds:.2f} s)")
+    if json_progress is not None:
+        json_progress.emit("done", path=str(result.path), files=1, keyframes=int(len(keys.rotation)),
+                           bytes=result.bytes, seconds=result.seconds)
     return EXIT_OK

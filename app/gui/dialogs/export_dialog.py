@@ -72,7 +72,13 @@ from ..common.theme import ERROR_TEXT, MUTED_TEXT, OK_TEXT
 
 #: output formats offered: label, extension
 FORMAT_CHOICES = (("MP4 video (H.264)", ".mp4"), ("GIF (loops, for chats and slides)", ".gif"),
-                  ("PNG frames (NAME_0000.png, ...)", ".png"))
+                  ("PNG frames (NAME_0000.png, ...)", ".png"),
+                  ("3D model, glTF (.glb: slides, Blender, phones)", ".glb"),
+                  ("Web page that turns with the mouse (.html, plays offline)", ".html"))
+#: the formats that hold the body's motion itself (glTF), with no frame rate or frame size
+GLTF_EXTENSIONS = (".glb", ".html")
+#: the progress bar's steps for a glTF export (it reports the fraction simulated)
+GLTF_STEPS = 1000
 #: frame sizes offered; "Custom" keeps the spin boxes free
 SIZE_CHOICES = ("1920x1080", "1280x720", "854x480", "640x360", "480x270", "Custom")
 #: after "cancel" on stdin, wait this long (ms) before SIGTERM, and as long again before SIGKILL
@@ -278,6 +284,23 @@ class ExportDialog(QDialog):
         self.fps_spin.setValue(GIF_DEFAULT_FPS if ext == ".gif" else DEFAULT_FPS)
         self.size_combo.setCurrentText(f"{w}x{h}")
         self._size_chosen(f"{w}x{h}")
+        self._show_frame_choices(ext not in GLTF_EXTENSIONS)
+
+    def _show_frame_choices(self, frames: bool) -> None:
+        """Frame size, rate, plots and the drawn overlay apply to frames only: glTF (.glb, .html)
+        holds the motion itself, and the viewer draws it at its own size and rate."""
+        for widget in (self.size_combo, self.fps_spin, self.plots_check, self.time_check, self.flips_check,
+                       self.legend_check):
+            widget.setEnabled(frames)
+        self.ghost_check.setEnabled(frames and self.ghost_check.toolTip().startswith("The body"))
+        self.progress.setFormat("%v / %m frames" if frames else "simulated %p%")
+        custom = self.size_combo.currentText() == "Custom"
+        self.width_spin.setEnabled(frames and custom)
+        self.height_spin.setEnabled(frames and custom)
+
+    def is_gltf(self) -> bool:
+        """Whether the chosen format is glTF (.glb) or its page (.html)."""
+        return self.format_combo.currentData() in GLTF_EXTENSIONS
 
     def _format_changed(self, _index: int) -> None:
         ext = self.format_combo.currentData()
@@ -311,10 +334,15 @@ class ExportDialog(QDialog):
             self.format_combo.blockSignals(True)
             self.format_combo.setCurrentIndex(exts.index(suffix))
             self.format_combo.blockSignals(False)
+            self._show_frame_choices(suffix not in GLTF_EXTENSIONS)
 
     def settings(self) -> ExportSettings:
         """The export the dialog describes now."""
         title = self.title_edit.text() if self.title_check.isChecked() else None  # "" is the default title
+        if self.is_gltf():
+            return ExportSettings(out=Path(self.out_edit.text()).expanduser(), duration=self.duration_spin.value(),
+                                  start=self.start_spin.value(), speed=self.speed_spin.value(),
+                                  overlay=Overlay(title=title))
         return ExportSettings(
             out=Path(self.out_edit.text()).expanduser(), fps=self.fps_spin.value(),
             duration=self.duration_spin.value(), start=self.start_spin.value(), speed=self.speed_spin.value(),
@@ -325,6 +353,8 @@ class ExportDialog(QDialog):
 
     def _refresh_preview(self, *_args) -> None:
         """Check the choices and show what they make (or why they cannot)."""
+        if self.is_gltf():
+            return self._refresh_gltf_preview()
         try:
             plan = plan_export(self.scenario, self.settings())
             if plan.format not in ("mp4", "gif", "png"):
@@ -344,6 +374,30 @@ class ExportDialog(QDialog):
                 f"{w} × {h} px, {plan.n_frames} frames at {plan.fps} fps = {plan.duration:.2f} s of video, "
                 f"showing t = {plan.start:.2f} to {plan.end:.2f} s; {what}, about "
                 f"{_human_bytes(estimate_bytes(plan))}")
+            self.preview.setStyleSheet(f"color: {MUTED_TEXT};")
+        self.export_button.setEnabled(self._plan is not None and self.process is None)
+
+    def _refresh_gltf_preview(self) -> None:
+        from ...export.gltf import plan_gltf
+
+        settings = self.settings()
+        try:
+            plan = plan_gltf(self.scenario, settings.out, duration=settings.duration, speed=settings.speed,
+                             start=settings.start)
+        except ParameterError as err:
+            self._plan = None
+            self.preview.setText(str(err))
+            self.preview.setStyleSheet(f"color: {ERROR_TEXT};")
+        else:
+            self._plan = plan
+            if self.process is None and self.progress.maximum() != GLTF_STEPS:
+                self.progress.setRange(0, GLTF_STEPS)
+                self.progress.setValue(0)
+            what = ("a glTF 2.0 model: the body turning by the run's own quaternions, for slides, Blender and "
+                    "phones" if plan.format == "glb" else
+                    "one web page that plays it offline in any browser and turns with the mouse")
+            self.preview.setText(f"{plan.duration:.2f} s of animation, showing t = {plan.start:.2f} to {plan.end:.2f} s, "
+                                 f"played by the viewer at its own size and frame rate; {what}")
             self.preview.setStyleSheet(f"color: {MUTED_TEXT};")
         self.export_button.setEnabled(self._plan is not None and self.process is None)
 
@@ -369,7 +423,7 @@ class ExportDialog(QDialog):
         self._done_event = None
         self._stdout_tail = b""
         self._started = time.monotonic()
-        self.progress.setRange(0, self._plan.n_frames)
+        self.progress.setRange(0, GLTF_STEPS if self.is_gltf() else self._plan.n_frames)
         self.progress.setValue(0)
         self.status.setText("Simulating and starting the renderer…")
         self.status.setStyleSheet("")
@@ -411,6 +465,9 @@ class ExportDialog(QDialog):
         t0, d0 = self._first_progress
         rate = (done - d0) / (now - t0) if now > t0 and done > d0 else 0.0
         left = f", about {(total - done) / rate:.0f} s left" if rate > 0 else ""
+        if self.is_gltf():
+            self.status.setText(f"Simulating: {100 * done / max(total, 1):.0f}%{left}")
+            return
         self.status.setText(f"Rendering frame {done} of {total}{left}")
 
     def cancel_export(self) -> None:
@@ -478,7 +535,8 @@ class ExportDialog(QDialog):
         elif exit_code == 0 and exit_status == QProcess.NormalExit and self._done_event is not None:
             ev = self._done_event
             files = f" and {ev['files'] - 1} more" if ev.get("files", 1) > 1 else ""
-            self._finish_with("finished", f"Wrote {ev['path']}{files}: {ev['frames']} frames, "
+            what = f"{ev['keyframes']} keyframes" if "keyframes" in ev else f"{ev['frames']} frames"
+            self._finish_with("finished", f"Wrote {ev['path']}{files}: {what}, "
                                           f"{_human_bytes(ev['bytes'])} in {ev['seconds']:.1f} s",
                               path=ev["path"])
         else:
