@@ -35,7 +35,7 @@ def missing() -> str | None:
         if shutil.which(path) is None:
             return f"{path} is missing: apt-get install -y {package}"
     try:
-        import selenium  # noqa: F401
+        import selenium.webdriver  # noqa: F401 - is it installed
     except ImportError:
         return "selenium is missing: pip install selenium (the test extra)"
     return None

@@ -201,7 +201,6 @@ def test_the_notebook_shows_the_page_inline_and_it_turns_with_the_mouse(browser,
     """``tumble.show(sc, interactive=True)`` in a real notebook kernel (nbclient) displays one
     HTML output: an iframe whose srcdoc is the page; opened in the browser, the page in it is
     ready, offline, and its pose is the run's."""
-    import nbformat  # noqa: F401
     from nbclient import NotebookClient
     from nbformat.v4 import new_code_cell, new_notebook
 
