@@ -312,13 +312,13 @@ def test_api_export_writes_both_formats_and_refuses_a_frame_rate(tmp_path):
     assert not (tmp_path / "c.glb").exists() and not (tmp_path / "c.html").exists()
 
 
-@pytest.mark.parametrize("flag, value", [("--fps", "30"), ("--size", "640x360")])
+@pytest.mark.parametrize("flag, value", [("--fps", "30"), ("--size", "640x360"), ("--overlay", "time")])
 @pytest.mark.parametrize("ext", ["glb", "html"])
 def test_a_frame_rate_or_size_with_gltf_is_refused_in_one_line(tmp_path, capsys, flag, value, ext):
     out = tmp_path / f"flip.{ext}"
     line = refused(tumble_here(capsys, "export", "t-handle", "--out", str(out), flag, value), flag, f".{ext}",
                    unwritten=[out], quiet=True)
-    assert "glTF" in line
+    assert "glTF" in line and line.endswith(f"got {value if flag != '--fps' else float(value)}")
 
 
 def test_more_than_two_million_keyframes_are_refused_before_anything_is_built(tmp_path):

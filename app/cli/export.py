@@ -30,7 +30,7 @@ def add_export_parser(sub, integrator, integrator_help) -> None:
     e.add_argument("--out", required=True,
                    help="FILE.mp4 (H.264), FILE.gif, FILE.png (the frames FILE_0000.png, FILE_0001.png, ... in its folder; no FILE.png itself), "
                         "FILE.glb (glTF 2.0: the body turning by the run's own quaternions, for slides, Blender, phones; "
-                        "no --fps or --size) or FILE.html (one page that plays it offline in any browser), "
+                        "no --fps, --size or --overlay) or FILE.html (one page that plays it offline in any browser), "
                         "or data: FILE.csv / FILE.npz (trajectory, one row per frame), FILE.toml (the scenario)")
     e.add_argument("--fps", metavar="N", type=number_flag("--fps"),
                    help="frames per second, 1 to 240 (default 30; 20 for a GIF)")
@@ -156,10 +156,15 @@ def _export_gltf(args, fmt: str) -> int:
     from ..export import ExportCancelled
     from ..export.protocol import JsonProgress, StdinCancel, sigterm_as_interrupt
 
+    from ..api.draw import DEFAULT_OVERLAY
+
     for flag, value in (("--fps", args.fps), ("--size", args.size)):
         if value is not None:
             raise UsageError(f"{flag} must not be given with a .{fmt} (glTF has no frame rate or frame size: "
                              f"the viewer draws at its own), got {value}")
+    if args.overlay != DEFAULT_OVERLAY:
+        raise UsageError(f"--overlay must not be given with a .{fmt} (nothing is drawn over a glTF scene; the page "
+                         f"shows the clock, the flip count, the title and the colour key itself), got {args.overlay}")
     json_progress = JsonProgress() if args.progress_json else None
     cancel = StdinCancel() if args.progress_json else None
 
