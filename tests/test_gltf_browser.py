@@ -184,6 +184,11 @@ def _xyzw(wxyz):
 
 
 def test_the_mouse_turns_the_view(browser, page):
+    assert_the_mouse_turns_the_view(browser)
+
+
+def assert_the_mouse_turns_the_view(browser):
+    """A drag across the page's canvas turns the camera about the body, at the same distance."""
     from selenium.webdriver.common.action_chains import ActionChains
 
     browser.execute_script("window.tumble.pause()")
@@ -226,7 +231,7 @@ def test_the_notebook_shows_the_page_inline_and_it_turns_with_the_mouse(browser,
         pose = browser.execute_script("return window.tumble.poseAt(2.0)")
         run = dict(np.load(_simulate_npz(tmp_path, 3.0)))
         assert (Rotation.from_quat(pose["quaternion"]) * run_rotation(run, 2.0).inv()).magnitude() <= POSE_RAD
-        test_the_mouse_turns_the_view(browser, None)
+        assert_the_mouse_turns_the_view(browser)
     finally:
         browser.switch_to.default_content()
     assert console_errors(browser) == []
