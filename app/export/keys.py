@@ -124,48 +124,24 @@ def sample_run(scenario, plan, progress=None) -> Samples:
 # ------------------------------------------------------------------------------------- the keys
 
 
-def slerp(q0: np.ndarray, q1: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """glTF's LINEAR rotation: the slerp from unit ``q0`` to ``q1`` at fractions ``s`` (the
-    shorter way, as the glTF specification's appendix and three.js take it); any component
-    order. ``q0``, ``q1``: (4,) or (n, 4); ``s``: (n,)."""
-    q0, q1 = np.broadcast_arrays(np.asarray(q0, dtype=float), np.asarray(q1, dtype=float))
-    s = np.asarray(s, dtype=float)[..., None]
-    d = np.einsum("...i,...i->...", q0, q1)[..., None]
-    q1 = np.where(d < 0, -q1, q1)
-    d = np.abs(d)
-    theta = np.arccos(np.clip(d, -1.0, 1.0))
-    sin = np.sin(theta)
-    small = sin < 1e-9
-    safe = np.where(small, 1.0, sin)
-    a = np.where(small, 1.0 - s, np.sin((1.0 - s) * theta) / safe)
-    b = np.where(small, s, np.sin(s * theta) / safe)
-    out = a * q0 + b * q1
-    return out / np.linalg.norm(out, axis=-1, keepdims=True)
-
-
-def rotation_angle(p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """The angle (rad) of the rotation between unit quaternions ``p`` and ``q`` (w, x, y, z),
-    accurate for small angles."""
-    r = quat.multiply(quat.conjugate(p), q)
-    return 2.0 * np.arctan2(np.linalg.norm(r[..., 1:], axis=-1), np.abs(r[..., 0]))
-
-
-def _greedy(lo: int, hi: int, fits) -> list:
+def _greedy(lo: int, hi: int, fits, guess: int = 1) -> list:
     """Indices from ``lo`` to ``hi`` (both kept): from each, the farthest next one for which
-    ``fits(i, j)`` holds (found by doubling, then halving; ``fits(i, i + 1)`` is taken as true)."""
+    ``fits(i, j)`` holds (``fits(i, i + 1)`` is taken as true). Each search starts from the last
+    interval's length (``guess`` for the first), doubles while it fits, then halves."""
     keys = [lo]
     i = lo
     while i < hi:
-        good, step = i + 1, 1
-        while True:  # double while it fits
-            j = min(i + 2 * step, hi)
-            if j == good or not fits(i, j):
-                bad = j if j != good else None
-                break
-            good, step = j, 2 * step
-            if j == hi:
-                bad = None
-                break
+        j = min(i + max(guess, 1), hi)
+        if fits(i, j):
+            good, bad = j, None
+            while good < hi:  # double while it fits
+                j = min(i + 2 * (good - i), hi)
+                if not fits(i, j):
+                    bad = j
+                    break
+                good = j
+        else:
+            good, bad = i + 1, j
         if bad is not None:  # halve between the last that fits and the first that does not
             while bad - good > 1:
                 mid = (good + bad) // 2
@@ -174,6 +150,7 @@ def _greedy(lo: int, hi: int, fits) -> list:
                 else:
                     bad = mid
         keys.append(good)
+        guess = good - i
         i = good
     return keys
 
@@ -184,16 +161,32 @@ def _between(tau: np.ndarray, i: int, j: int) -> np.ndarray:
 
 def rotation_keys(samples: Samples, budget: float) -> np.ndarray:
     """Indices of the rotation keys: slerp between consecutive ones within ``budget`` (rad) of
-    every sample between, keys at every knot."""
+    every sample between, keys at every knot.
+
+    The slerp from unit ``q_i`` to ``q_j`` (glTF's LINEAR rotation, the shorter way) at fraction
+    ``s`` is ``(sin((1 - s) theta) q_i + sin(s theta) q_j) / sin theta`` with ``cos theta = q_i . q_j``;
+    it is within ``budget`` of a sample ``q_k`` when ``|slerp . q_k| >= cos(budget / 2)``, and both
+    dot products with ``q_k`` are all that takes."""
     q, tau = samples.q, samples.tau
+    least = math.cos(budget / 2.0)
 
     def fits(i, j):
-        if float(np.dot(q[i], q[j])) <= 0.0:  # slerp would take the other, shorter way
+        d = float(np.dot(q[i], q[j]))
+        if d <= 0.0:  # slerp would take the other, shorter way
             return False
         if j - i < 2:
             return True
-        between = slerp(q[i], q[j], _between(tau, i, j))
-        return float(np.max(rotation_angle(between, q[i + 1:j]))) <= budget
+        s = _between(tau, i, j)
+        inner = q[i + 1:j]
+        di, dj = inner @ q[i], inner @ q[j]
+        theta = math.acos(min(d, 1.0))
+        if theta < 1e-6:  # nearly equal keys: slerp is the normalised linear blend, to theta^2
+            a, b = 1.0 - s, s
+            norm = np.sqrt(a * a + b * b + 2.0 * a * b * d)
+            dots = (a * di + b * dj) / norm
+        else:
+            dots = (np.sin((1.0 - s) * theta) * di + np.sin(s * theta) * dj) / math.sin(theta)
+        return float(np.min(np.abs(dots))) >= least
 
     return _keys(samples.knots, fits)
 
@@ -215,7 +208,7 @@ def translation_keys(samples: Samples, budget: float) -> np.ndarray:
 def _keys(knots, fits) -> np.ndarray:
     out = [0]
     for lo, hi in zip(knots[:-1], knots[1:]):
-        out += _greedy(int(lo), int(hi), fits)[1:]
+        out += _greedy(int(lo), int(hi), fits, guess=out[-1] - out[-2] if len(out) > 1 else 1)[1:]
     return np.asarray(out, dtype=int)
 
 
