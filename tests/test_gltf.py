@@ -264,6 +264,11 @@ def test_slerp_between_keys_stays_within_1e_3_rad_of_the_run(name, tmp_path):
         radius = result.keys.radius
         assert np.max(np.linalg.norm(lerp - c, axis=1)) <= KEY_ERROR_RAD * radius
         assert np.ptp(c[:, 2]) > 10 * radius  # it falls far
+        arrow, _ = node(doc, "L_angular_momentum")  # the L arrow stays fixed in direction and goes with the centre
+        arrow_t, arrow_c = channel(doc, binary, arrow, "translation")
+        assert np.array_equal(arrow_t, key_t) and np.array_equal(arrow_c, c_keys)
+        assert {c["target"]["path"] for c in doc["animations"][0]["channels"] if c["target"]["node"] == arrow} \
+            == {"translation"}
 
 
 def test_the_fixed_momentum_arrow_points_along_L():
@@ -309,6 +314,8 @@ def test_api_export_writes_both_formats_and_refuses_a_frame_rate(tmp_path):
         api.export("book", tmp_path / "c.glb", fps=24)
     with pytest.raises(api.ParameterError, match="size"):
         api.export("book", tmp_path / "c.html", size=(640, 360))
+    with pytest.raises(api.ParameterError, match="overlay"):
+        api.export("book", tmp_path / "c.glb", overlay="time")
     assert not (tmp_path / "c.glb").exists() and not (tmp_path / "c.html").exists()
 
 

@@ -84,6 +84,9 @@ def export_result(sc, path, *, view="main", duration=None, fps=None, size=None, 
     from ..views import get_view
 
     if gltf_format(path) is not None:
+        if overlay is not None and overlay != DEFAULT_OVERLAY:
+            raise ParameterError("--overlay", overlay, f"not be given with a .{gltf_format(path)} (nothing is drawn "
+                                 "over a glTF scene; the page shows the clock and the flip count itself)")
         return export_gltf_result(sc, path, view=view, duration=duration, fps=fps, size=size, speed=speed,
                                   with_plots=with_plots, start=start, title=title, integrator=integrator, dt=dt,
                                   slow_flips=slow_flips, progress=data_progress)
@@ -175,6 +178,9 @@ def export(sc, path, *, view="main", duration=None, fps=30, size=(1280, 720), sp
     from ..export.gltf import gltf_format
 
     if gltf_format(path) is not None:
+        if overlay is not None:
+            raise ParameterError("overlay", overlay, "not be given with a glTF export (the page shows the clock and "
+                                 "the flip count itself)")
         return Path(export_gltf_result(sc, path, view=view, duration=duration, speed=speed, with_plots=with_plots,
                                        slow_flips=slow_flips, fps=None if fps == 30 else fps,
                                        size=None if isinstance(size, (list, tuple)) and tuple(size) == (1280, 720) else size).path)
