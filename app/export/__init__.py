@@ -6,7 +6,8 @@ window's own scene (:mod:`app.scene`), so the same scenario and settings give th
 frames. Modules: :mod:`.settings` (choices, checks, frame plan), :mod:`.timeline` (the
 run), :mod:`.canvas` (the view's panes and overlays off screen), :mod:`.panels` and
 :mod:`.plots` (plot panel), :mod:`.encode` (ffmpeg), :mod:`.exporter` (the one frame loop,
-:func:`~.exporter.export`, for any view of :mod:`app.views`, and atomic output), :mod:`.data` (trajectory, scenario, view).
+:func:`~.exporter.export`, for any view of :mod:`app.views`, and atomic output), :mod:`.data` (trajectory, scenario, view);
+the run as glTF 2.0: :mod:`.gltf` (the .glb), :mod:`.keys` (its keyframes), :mod:`.page` (the page that plays it).
 
 Importing this package is light (no VTK, no matplotlib): settings can be checked and
 previewed before anything heavy loads.

@@ -16,7 +16,7 @@ simulation's own quaternions (body to world, in Tumble's world) as its rotation 
 centre of mass as its translation keyframes where the body moves, and the angular momentum arrow
 stays fixed where L is (it is left out where the loads turn L). glTF has no line revealed over
 time, so the intermediate axis' trail is not in the .glb: the page (:mod:`app.export.page`) draws
-it from the same keyframes. Units: metres and seconds, as in Tumble.
+it from the same run's samples. Units: metres and seconds, as in Tumble.
 
 Times: a key's glTF time is the time of video (``--speed`` simulated seconds per second, slowed
 ``--slow-flips`` times around each flip) at which the window's clip would show it. The keys are
