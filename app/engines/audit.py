@@ -17,7 +17,7 @@ import numpy as np
 from ..physics.errors import ParameterError
 from ..physics.integrators import MAX_SAMPLES, MAX_STEPS, sample_times
 from . import registry, score
-from .start import Start, start_of, step_counts
+from .start import START_MATCH, Start, start_mismatch, start_of, state_words, step_counts
 
 #: the sample interval (s) unless one is given
 DEFAULT_SAMPLE = 0.01
@@ -88,10 +88,11 @@ def _check_positive(flag, value) -> float:
 
 
 def run_setting(engine: str, setting: str, start: Start, dt: float, times) -> tuple:
-    """(trajectory, settings, version, seconds) of one setting: set-up and stepping timed."""
+    """(trajectory, settings, version, seconds, remarks) of one setting: set-up and stepping
+    timed; ``remarks`` as :func:`.registry.run` gives them (notes, and why not to score it)."""
     began = time.perf_counter()
-    trajectory, settings, version = registry.run(engine, setting, start, dt, times)
-    return trajectory, settings, version, time.perf_counter() - began
+    trajectory, settings, version, remarks = registry.run(engine, setting, start, dt, times)
+    return trajectory, settings, version, time.perf_counter() - began, remarks
 
 
 def _run_packed(job):
@@ -130,7 +131,7 @@ def run_audit(sc, engines=None, dts=None, duration=None, sample=None, executor=N
         progress(1.0, "")
     ref = aside.result() if aside is not None else None
     ref = score.reference(sc, times) if ref is None else ref
-    runs = [score_run(sc, ref, engine, setting, dt, *result)
+    runs = [score_run(sc, ref, engine, setting, dt, *result, start=start)
             for (engine, setting, _, dt, _), result in zip(jobs, results)]
     summary = {"scenario": sc.name, "reference": ref.kind, "duration": duration, "sample": sample,
                "runs": [r.figures for r in runs], "seconds": time.perf_counter() - began}
@@ -185,12 +186,48 @@ def _reference_child(sc, times, conn) -> None:
         conn.close()
 
 
-def score_run(sc, ref, engine, setting, dt, trajectory, settings, version, seconds) -> SettingRun:
+def score_run(sc, ref, engine, setting, dt, trajectory, settings, version, seconds, remarks=None,
+              start=None) -> SettingRun:
+    """One run's figures. A run is reported with the reason and scored as nothing (its figures
+    None) when its first sample is not the body's ``start`` (within :data:`~.start.START_MATCH`:
+    a convention error of the adapter), when ``remarks["not_scored"]`` names a reason (the engine
+    changed the body, its budget was spent), or when its state turns non-finite."""
     body = sc.rigid_body
-    figures, series = score.figures(body, ref, trajectory.t, trajectory.q, trajectory.w, trajectory.c)
+    remarks = remarks or {}
+    notes, not_scored = list(remarks.get("notes", ())), remarks.get("not_scored")
+    convention = None
+    if not_scored is None:
+        not_scored = _not_finite(trajectory)
+    if start is not None and not_scored is None:
+        mismatch = start_mismatch(start, trajectory.q[0], trajectory.w[0], trajectory.c[0], START_MATCH)
+        if mismatch is not None:
+            not_scored = f"a convention error at the start: {mismatch}"
+            convention = {"at": "start", "body": state_words(start.q, start.w, start.c),
+                          "first_sample": state_words(trajectory.q[0], trajectory.w[0], trajectory.c[0])}
+    if not_scored is None:
+        figures, series = score.figures(body, ref, trajectory.t, trajectory.q, trajectory.w, trajectory.c)
+    else:
+        figures, series = score.nothing(body, ref, len(trajectory.t))
     run = {"engine": engine, "setting": setting, "version": version, "dt": dt, **figures,
-           "seconds": seconds, "settings": settings}
+           "seconds": seconds, "settings": settings, "not_scored": not_scored, "convention_error": convention,
+           "notes": list(notes)}
     return SettingRun(_finite(run), trajectory, series)
+
+
+def _not_finite(trajectory) -> str | None:
+    """Why a run whose state turns non-finite is not scored, else None."""
+    parts = [np.reshape(x, (len(trajectory.t), -1)) for x in (trajectory.q, trajectory.w, trajectory.c)]
+    bad = ~np.all(np.isfinite(np.hstack(parts)), axis=1)
+    if not bad.any():
+        return None
+    k = int(np.argmax(bad))
+    return (f"its state is not finite from t = {trajectory.t[k]:g} s (sample {k + 1} of {len(trajectory.t)}): "
+            "the engine's run blew up")
+
+
+def scored(run: dict) -> bool:
+    """True unless the run was reported and not scored (:func:`score_run`)."""
+    return run.get("not_scored") is None
 
 
 def _finite(value):
@@ -228,7 +265,7 @@ def audit_arrays(sc, arrays, label: str = "trajectory", order: str = "wxyz", fra
 
     began = time.perf_counter()
     start = start_of(sc)
-    t, q, w, c = tr.checked(arrays, start.q, order, frame)
+    t, q, w, c = tr.checked(arrays, start, order, frame)
     ref = score.reference(sc, t)
     figures, series = score.figures(sc.rigid_body, ref, t, q, w, c)
     spacing = np.diff(t)

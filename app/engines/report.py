@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ..atomic import atomic_path
-from .audit import Audit, flip_tolerance, label
+from .audit import Audit, flip_tolerance, label, scored
 
 #: the summary CSV's columns (audit.csv), the run's figures by their --json names
 SUMMARY_COLUMNS = ("engine", "setting", "version", "dt", "max_orientation_error", "final_L_drift",
@@ -22,8 +22,11 @@ def _g(x, digits=3) -> str:
 
 
 def flips_words(run: dict) -> str:
+    """The flips a run missed and added in words; for a run not scored, why not."""
     from .score import flip_words
 
+    if not scored(run):
+        return f"not scored: {run['not_scored']}"
     return flip_words(run["flips"], run["flips_reference"], flip_tolerance(run["flips_reference"]))
 
 
@@ -46,6 +49,13 @@ def table_text(summary: dict) -> str:
             lines.append("  ".join("-" * w for w in widths))
     lines.append("")
     lines += [f"{label(r)}: {flips_words(r)}" for r in summary["runs"]]
+    for r in summary["runs"]:
+        if r.get("convention_error"):
+            for name in ("body", "first_sample"):
+                state = r["convention_error"][name]
+                lines.append(f"{label(r)}: {name.replace('_', ' ')}: " + ", ".join(
+                    f"{k} ({', '.join(f'{x:.9g}' for x in v)})" for k, v in state.items() if v is not None))
+        lines += [f"{label(r)}: note: {note}" for note in r.get("notes") or ()]
     return "\n".join(lines)
 
 

@@ -148,6 +148,18 @@ def figures(body, ref: Reference, t, q, w, c) -> tuple[dict, dict]:
     return out, s
 
 
+def nothing(body, ref: Reference, n: int) -> tuple[dict, dict]:
+    """The figures and series of a run scored as nothing (see ``audit.score_run``): every figure
+    None, the orientation error NaN at the run's ``n`` samples (a plot draws nothing of it), the
+    reference's flips kept."""
+    omega2_ref = intermediate_omega(body, ref.w)
+    out = {"max_orientation_error": None, "final_L_drift": None, "final_E_drift": None, "separatrix_ratio": None,
+           "flips": None, "flips_reference": sign_changes(ref.t, omega2_ref).tolist(), "com_error": None}
+    series = {"orientation_error": np.full(n, np.nan), "omega2_reference": omega2_ref, "omega2": None,
+              "separatrix_ratio": None, "com_error": None}
+    return out, series
+
+
 def flip_words(flips, reference_flips, tolerance: float) -> str:
     """Which reference flips a run missed and which it added, in words ("all 3 flips",
     "missed 2 of 3 flips (at 6.4, 9.6 s)", "added 1 flip (at 12.1 s)")."""

@@ -25,7 +25,10 @@ OMEGA_FRAMES = ("body", "world")
 MIN_ROWS = 3
 #: a quaternion's norm may differ from 1 by this much (files rounded to 6 digits are 1e-6 off)
 UNIT_TOLERANCE = 1e-3
-#: the file's first orientation must be the scenario's within this angle (rad)
+#: the file's first row must be the scenario's start within this: its orientation's angle (rad),
+#: its omega's and centre of mass's gap relative to their size (1 rad/s and 1 m at rest or at the
+#: origin). An engine run is held to 1e-9 (``start.START_MATCH``); a file's numbers may be
+#: float32 (7 digits) or rounded to 6, so a file is held to what those keep
 START_TOLERANCE = 1e-3
 #: a convention fits when the median gap between the file's omega and the omega implied by its
 #: quaternions is below this share of the median |omega|. The implied omega is the rotation
@@ -142,11 +145,28 @@ def check_conventions(a: Arrays, order: str, frame: str) -> tuple[np.ndarray, np
     return q, w
 
 
-def check_start(a: Arrays, q: np.ndarray, q0: np.ndarray, order: str) -> None:
-    """The first orientation must be the scenario's; where another order or the inverse would
-    match, the refusal says so."""
+def check_start(a: Arrays, q: np.ndarray, w, start, order: str) -> None:
+    """The first row must be the scenario's ``start`` (a :class:`~.start.Start`): where another
+    quaternion order or the inverse would match the orientation, the refusal says so; omega and
+    the centre of mass, where the file holds them, are named with both states."""
+    from .start import start_mismatch
+
+    q0 = np.asarray(start.q, dtype=float)
     angle = float(quat.angle_between(q0, q[0]))
     if angle <= START_TOLERANCE:
+        c0 = None if a.c is None else a.c[0]
+        mismatch = start_mismatch(start, q[0], None if w is None else w[0], c0, START_TOLERANCE)
+        if mismatch is not None:
+            both = lambda x, y: "(" + ", ".join(f"{v:.6g}" for v in x) + ") where the scenario has (" + \
+                ", ".join(f"{v:.6g}" for v in y) + ")"  # noqa: E731
+            parts = []
+            if w is not None:
+                parts.append(f"omega {both(w[0], start.w)}")
+            if c0 is not None:
+                parts.append(f"the centre of mass {both(c0, start.c)}")
+            raise ParameterError(a.where, "a first row that is not the scenario's start",
+                                 f"start at the scenario's initial state ({mismatch.split(': ', 1)[1]}: "
+                                 + "; ".join(parts) + ")")
         return
     q_unit = a.q[:1] / np.linalg.norm(a.q[:1], axis=1, keepdims=True)
     for o, conj in product(QUATERNION_ORDERS, (False, True)):
@@ -158,15 +178,16 @@ def check_start(a: Arrays, q: np.ndarray, q0: np.ndarray, order: str) -> None:
                          f"start at the scenario's initial orientation (within {START_TOLERANCE:g} rad)")
 
 
-def checked(a: Arrays, q0: np.ndarray, order: str = "wxyz", frame: str = "body"):
+def checked(a: Arrays, start, order: str = "wxyz", frame: str = "body"):
     """(t from the first row, q body to world, omega body frame or None, c or None) of a file
-    whose content passed every check, conventions first."""
+    whose content passed every check, conventions first; ``start`` the scenario's
+    :class:`~.start.Start`."""
     if order not in QUATERNION_ORDERS:
         raise ParameterError("--quaternion", order, "be wxyz or xyzw")
     if frame not in OMEGA_FRAMES:
         raise ParameterError("--omega", frame, "be body or world")
     check_basic(a)
     q, w = check_conventions(a, order, frame)
-    check_start(a, q, q0, order)
+    check_start(a, q, w, start, order)
     t = np.asarray(a.t, dtype=float)
     return t - t[0], q, w, None if a.c is None else np.asarray(a.c, dtype=float)
