@@ -133,7 +133,8 @@ def test_what_an_engine_cannot_take_is_refused(preset, field):
 
 
 @pytest.mark.parametrize("args, flag", [
-    (["--dt", "0.003"], "--sample"),
+    # the flag the user gave is named (--sample was its default): issue 35 item 19
+    (["--dt", "0.003"], "--dt must divide the sample interval (0.01 s, --sample's default)"),
     (["--dt", "0,0.01"], "--dt"),
     (["--sample", "100"], "--sample"),
     (["--duration", "-1"], "--duration"),

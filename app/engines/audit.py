@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..physics.errors import ParameterError
-from ..physics.integrators import MAX_SAMPLES, MAX_STEPS, sample_times
+from ..physics.integrators import MAX_SAMPLES, STEP_FIT_SLACK, sample_times
 from . import registry, score
 from .start import START_MATCH, Start, start_mismatch, start_of, state_words, step_counts
 
@@ -23,6 +23,11 @@ from .start import START_MATCH, Start, start_mismatch, start_of, state_words, st
 DEFAULT_SAMPLE = 0.01
 #: most samples of one setting (each is read from the engine in Python)
 MAX_AUDIT_SAMPLES = MAX_SAMPLES
+#: most samples held over every run of an audit (settings times steps times samples): a run's
+#: trajectory, series and scoring take about 0.3 KB a sample, so about 1 GB in all
+MAX_AUDIT_HELD = 3_000_000
+#: most distinct --dt values of one audit (a work-precision figure needs a handful)
+MAX_AUDIT_DTS = 50
 #: most engine steps of one setting, summed over every setting of an audit: the Python-stepped
 #: engines (PyBullet, DART) take about 3-5 us a step here, so 2e7 steps is about 1-2 minutes
 MAX_AUDIT_STEPS = 20_000_000
@@ -50,31 +55,76 @@ class Audit:
 
 
 def plan(sc, engines, dts, duration, sample) -> tuple[list, float, float, list[float]]:
-    """Validate the request: (settings [(engine, setting)], duration, sample, dts). Raises
-    :class:`ParameterError` naming the flag."""
+    """Validate the request: (settings [(engine, setting)], duration, sample, dts), every size
+    checked from the numbers given before anything is allocated: the count of distinct steps,
+    the samples (duration / sample), the samples held over every run, the engine steps (duration /
+    dt, summed over every setting and step). Raises :class:`ParameterError` naming the flag the
+    user gave, or the scenario's field where the number is the scenario's."""
     pairs = registry.parse(engines)
-    dts = [sc.solver.dt] if dts is None else list(dts)
-    for dt in dts:
-        _check_positive("--dt", dt)
-    duration = sc.solver.duration if duration is None else _check_positive("--duration", duration)
-    sample = DEFAULT_SAMPLE if sample is None else _check_positive("--sample", sample)
+    given_dt, given_duration, given_sample = dts is not None, duration is not None, sample is not None
+    if given_dt:
+        dts = list(dts)
+        for dt in dts:
+            _check_positive("--dt", dt)
+        dts = list(dict.fromkeys(float(dt) for dt in dts))
+        if not dts:
+            raise ParameterError("--dt", "no step", "name at least one step (s)")
+        if len(dts) > MAX_AUDIT_DTS:
+            raise ParameterError("--dt", f"{len(dts):,} distinct steps", f"name at most {MAX_AUDIT_DTS} steps")
+    else:
+        dts = [float(sc.solver.dt)]
+    duration = float(sc.solver.duration) if not given_duration else _check_positive("--duration", duration)
+    sample = DEFAULT_SAMPLE if not given_sample else _check_positive("--sample", sample)
+    dt_name = "--dt" if given_dt else "solver.dt (the scenario's step; --dt sets another)"
+    duration_name = "--duration" if given_duration else "solver.duration (the scenario's; --duration sets another)"
+    sample_words = f"{sample:g} s" + ("" if given_sample else ", --sample's default")
     if sample > duration:
-        raise ParameterError("--sample", sample, f"be <= the duration ({duration:g} s)")
-    times = sample_times(float(duration), float(sample))
-    if len(times) - 1 > MAX_AUDIT_SAMPLES:
-        raise ParameterError("--sample", sample, f"give at most {MAX_AUDIT_SAMPLES:,} samples over {duration:g} s")
-    total = 0.0
+        raise ParameterError("--sample" if given_sample else duration_name, sample if given_sample else duration,
+                             f"{'be <= the duration' if given_sample else 'be >= the sample interval'} "
+                             f"({duration if given_sample else sample:g} s)")
+    samples = duration / sample
+    if samples > MAX_AUDIT_SAMPLES * (1 + STEP_FIT_SLACK):
+        budget = f"an audit keeps at most {MAX_AUDIT_SAMPLES:,} samples of a run"
+        if given_sample:
+            raise ParameterError("--sample", sample, f"be >= {duration / MAX_AUDIT_SAMPLES:.4g} s ({budget}; here "
+                                 f"over {duration:g} s)")
+        raise ParameterError(duration_name, duration, f"be <= {MAX_AUDIT_SAMPLES * sample:.4g} s ({budget}; here one "
+                             f"every {sample_words})")
+    runs = len(pairs) * len(dts)
+    if samples * runs > MAX_AUDIT_HELD * (1 + STEP_FIT_SLACK):
+        budget = (f"an audit holds at most {MAX_AUDIT_HELD:,} samples over all its runs; here {runs} run(s) "
+                  f"of {samples:,.0f}")
+        if given_sample:
+            raise ParameterError("--sample", sample, f"be >= {duration * runs / MAX_AUDIT_HELD:.4g} s ({budget})")
+        raise ParameterError(duration_name, duration, f"be <= {MAX_AUDIT_HELD / runs * sample:.4g} s ({budget})")
     for dt in dts:
         if dt > sample:
-            raise ParameterError("--dt", dt, f"be <= --sample ({sample:g} s)")
+            raise ParameterError(dt_name, dt, f"be <= the sample interval ({sample_words})")
+    steps = sum(duration / dt for dt in dts) * len(pairs)
+    if steps > MAX_AUDIT_STEPS:
+        words = (f"an audit takes at most {MAX_AUDIT_STEPS:,} engine steps over every setting and step; "
+                 f"here about {steps:.3g} for {len(pairs)} setting(s) over {duration:g} s")
+        if given_dt or not given_duration:
+            smallest = min(dts)
+            others = steps - duration / smallest * len(pairs)
+            room = (MAX_AUDIT_STEPS - others) / len(pairs)
+            if room > 0:
+                raise ParameterError(dt_name, smallest, f"be >= {duration / room:.4g} s ({words})")
+            raise ParameterError(dt_name, smallest, f"name fewer or longer steps ({words})")
+        raise ParameterError(duration_name, duration, f"be <= {duration * MAX_AUDIT_STEPS / steps:.4g} s ({words})")
+    times = sample_times(duration, sample)
+    for dt in dts:
         for engine, setting in pairs:
             if registry.fixed_step(engine, setting):
-                step_counts(times, float(dt))
-            total += duration / dt
-    if total > MAX_AUDIT_STEPS:
-        raise ParameterError("--duration", duration, f"need at most {MAX_AUDIT_STEPS:,} engine steps over every "
-                             f"setting and --dt (it needs about {total:,.0f}): a shorter run or a longer --dt")
-    return pairs, float(duration), float(sample), [float(dt) for dt in dts]
+                try:
+                    step_counts(times, dt)
+                except ParameterError as err:
+                    raise ParameterError("--sample" if given_sample else dt_name, sample if given_sample else dt,
+                                         f"divide the sample interval ({sample_words}) and the duration "
+                                         f"({duration:g} s) into whole steps of {dt:g} s for "
+                                         f"{registry.canonical(engine, setting)} (a fixed-step engine's state "
+                                         "exists only on its steps)") from None
+    return pairs, duration, sample, dts
 
 
 def _check_positive(flag, value) -> float:
