@@ -21,6 +21,10 @@ from ..physics.errors import ParameterError
 
 QUATERNION_ORDERS = ("wxyz", "xyzw")
 OMEGA_FRAMES = ("body", "world")
+#: most rows of a file: as many as an engine run's samples (``audit.MAX_AUDIT_SAMPLES``). Scoring
+#: takes about 0.5 KB and 10-20 us a row here (the closed form at each row's time most of it), so a
+#: million rows stays within 1 GB and 30 s; 2,000,000 took 45 s and 1.1 GB
+MAX_ROWS = 1_000_000
 #: fewest rows of a file (two intervals: a flip between samples needs three)
 MIN_ROWS = 3
 #: a quaternion's norm may differ from 1 by this much (files rounded to 6 digits are 1e-6 off)
