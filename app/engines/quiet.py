@@ -66,6 +66,8 @@ def captured(lines: list):
                 lines.extend(line.strip() for line in text.splitlines() if line.strip())
 
 
+#: a terminal's colour codes (DART colours its warnings)
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 #: Bullet's prefix of a message, the source file and line it came from
 B3_PREFIX = re.compile(r"^(b3(?:Warning|Error|Printf))\[[^\]]*\]:?\s*")
 
@@ -74,6 +76,7 @@ def _joined(lines: list[str]):
     """The lines, a prefix alone on its line (Bullet's ``b3Warning[file,line]:``) joined to the next."""
     held = ""
     for line in lines:
+        line = ANSI.sub("", line)
         line = B3_PREFIX.sub(r"\1: ", line).strip()
         if held:
             line, held = held + line, ""

@@ -17,7 +17,9 @@ from itertools import product
 import numpy as np
 
 from ..physics import quaternion as quat
+from ..physics.compiled.kernels import OMEGA_LIMIT
 from ..physics.errors import ParameterError
+from ..scenario.schema import MAX_MAGNITUDE as SCENARIO_MAGNITUDE
 
 QUATERNION_ORDERS = ("wxyz", "xyzw")
 OMEGA_FRAMES = ("body", "world")
@@ -25,6 +27,10 @@ OMEGA_FRAMES = ("body", "world")
 #: takes about 0.5 KB and 10-20 us a row here (the closed form at each row's time most of it), so a
 #: million rows stays within 1 GB and 30 s; 2,000,000 took 45 s and 1.1 GB
 MAX_ROWS = 1_000_000
+#: largest omega component (rad/s) of a file: past it Tumble counts a run as diverged
+MAX_OMEGA = OMEGA_LIMIT
+#: largest time (s) and centre-of-mass component (m) of a file, as any number of a scenario
+MAX_MAGNITUDE = SCENARIO_MAGNITUDE
 #: fewest rows of a file (two intervals: a flip between samples needs three)
 MIN_ROWS = 3
 #: a quaternion's norm may differ from 1 by this much (files rounded to 6 digits are 1e-6 off)
@@ -100,7 +106,7 @@ def _declared(order, frame) -> str:
 
 
 def check_basic(a: Arrays) -> None:
-    """Rows, increasing times, finite numbers, unit quaternions: one line each."""
+    """Rows, increasing times, finite numbers within their bounds, unit quaternions: one line each."""
     n = len(a.t)
     if n < MIN_ROWS:
         raise ParameterError(a.where, f"{n} row(s)", f"hold at least {MIN_ROWS} rows")
@@ -108,6 +114,14 @@ def check_basic(a: Arrays) -> None:
         if x is not None and not np.all(np.isfinite(x)):
             row = int(np.argmax(~np.all(np.isfinite(np.reshape(x, (n, -1))), axis=1)))
             raise ParameterError(a.where, f"row {row + 1}", f"hold finite numbers ({name} is not finite there)")
+    for name, x, bound, unit in (("t", a.t, MAX_MAGNITUDE, "s"), ("omega", a.w, MAX_OMEGA, "rad/s"),
+                                 ("the centre of mass", a.c, MAX_MAGNITUDE, "m")):
+        if x is not None:
+            big = np.max(np.abs(np.reshape(x, (n, -1))), axis=1) > bound
+            if big.any():
+                row = int(np.argmax(big))
+                raise ParameterError(a.where, f"row {row + 1}", f"hold {name} of at most {bound:g} {unit} in each "
+                                     "component")
     steps = np.diff(a.t)
     if np.any(steps <= 0):
         row = int(np.argmax(steps <= 0)) + 2
