@@ -228,3 +228,64 @@ def test_ctrl_c_ends_a_long_mujoco_call_within_a_second():
     assert res.returncode == 130, (res.returncode, res.stderr[-500:])
     assert "Traceback" not in res.stderr
     assert res.seconds < 6.0 + 4.0 + 1.0  # start-up (about 4 s here, loaded) and the signal, then within 1 s
+
+
+# ------------------------------------------------------------------ outputs all or nothing; labels and silent flags
+
+
+def test_out_with_a_folder_in_the_way_is_refused_before_the_first_run(tmp_path):
+    out = tmp_path / "d"
+    (out / "audit.json").mkdir(parents=True)
+    res = within_bounds(run_measured("audit", "t-handle", "--engines", "tumble:rk4", "--duration", "1", "--out", out,
+                                     deadline_s=4 * SECONDS))
+    refused(res, f"--out {out} must leave audit.json to the audit", "a folder named audit.json", quiet=True)
+    assert sorted(p.name for p in out.iterdir()) == ["audit.json"]  # nothing written beside it
+
+
+def test_a_failure_while_writing_leaves_nothing_behind(tmp_path, monkeypatch):
+    # a full disk while the last file is written: the CSVs already written go with the temporary folder
+    import errno
+
+    import tumble
+    from tumble.engines import report
+    from tumble.engines.audit import run_audit
+
+    result = run_audit(tumble.load("t-handle"), "tumble:rk4", [0.01], 1.0, 0.01)
+
+    def full(*_args, **_kw):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(report, "write_plot", full)
+    for out in (tmp_path / "new", tmp_path / "old"):
+        if out.name == "old":
+            out.mkdir()
+            (out / "audit.csv").write_text("kept")
+        with pytest.raises(OSError):
+            report.write_outputs(tumble.load("t-handle"), result, out)
+        assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary folder left
+    assert not (tmp_path / "new").exists()
+    assert [p.name for p in (tmp_path / "old").iterdir()] == ["audit.csv"]
+    assert (tmp_path / "old" / "audit.csv").read_text() == "kept"
+
+
+def test_label_audit_does_not_overwrite_the_summary(tmp_path):
+    path = tmp_path / "f.csv"
+    path.write_text("t,qw,qx,qy,qz\n0,1,0,0,0\n0.01,1,0,0,0\n0.02,1,0,0,0\n")
+    res = within_bounds(run_measured("audit", "t-handle", "--trajectory", path, "--label", "audit", "--out",
+                                     tmp_path / "d", deadline_s=4 * SECONDS))
+    assert res.returncode == 0, res.stderr
+    assert sorted(p.name for p in (tmp_path / "d").iterdir()) == ["audit.csv", "audit.json", "audit.png", "audit_.csv"]
+    assert (tmp_path / "d" / "audit.csv").read_text().startswith("engine,setting")
+    assert (tmp_path / "d" / "audit_.csv").read_text().startswith("t,qw")
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--label", "a\x1b[31mb", "--trajectory", "x.csv"], ["--label must be a name of 1 to 100 printable characters",
+                                                         "a\\x1b[31mb"]),
+    (["--label", "mine"], ["--label must be given with --trajectory only"]),
+    (["--quaternion", "xyzw"], ["--quaternion must be given with --trajectory only"]),
+    (["--omega", "world"], ["--omega must be given with --trajectory only"]),
+])
+def test_labels_and_flags_that_would_be_ignored_are_refused(args, words):
+    measured_refusal("t-handle", "--engines", "tumble:rk4", *args, words=words) if "--trajectory" not in args else \
+        measured_refusal("t-handle", *args, words=words)

@@ -68,14 +68,34 @@ def audit_trajectory(sc, path_or_arrays, *, label="trajectory", quaternion="wxyz
     return run_trajectory(sc, path_or_arrays, label, quaternion, omega).summary
 
 
+def labels(sc, engines=None, dt=None, duration=None, sample=None) -> list[str]:
+    """The labels of the runs :func:`run` would make, in order (the request checked as it checks
+    it, nothing run): what names an --out folder's files before the first run."""
+    from .types import flag_number
+    from ..engines.audit import label, plan
+
+    dts = None if dt is None else [flag_number("--dt", x) for x in (dt if isinstance(dt, (list, tuple)) else [dt])]
+    pairs, _, _, dts = plan(load(sc), engines, dts, flag_number("--duration", duration), flag_number("--sample", sample))
+    return [label({"engine": e, "setting": s, "dt": step}) for step in dts for e, s in pairs]
+
+
+def check_label(label) -> str:
+    """A trajectory's ``--label``: 1 to 100 printable characters, no commas (it is a CSV cell and a
+    line of the table); returned stripped."""
+    if not isinstance(label, str) or not label.strip() or len(label) > 100 or "," in label or \
+            not label.isprintable():
+        raise ParameterError("--label", label, "be a name of 1 to 100 printable characters without commas (no "
+                             "line breaks or terminal escape sequences)")
+    return label.strip()
+
+
 def run_trajectory(sc, path_or_arrays, label="trajectory", quaternion="wxyz", omega="body"):
     from ..engines.audit import audit_arrays
 
-    if not isinstance(label, str) or not label.strip() or len(label) > 100 or any(ch in label for ch in "\n\r,"):
-        raise ParameterError("--label", label, "be a name of 1 to 100 characters without commas or line breaks")
+    label = check_label(label)
     sc = load(sc)
     arrays = read_trajectory(path_or_arrays)
-    return audit_arrays(sc, arrays, label.strip(), quaternion, omega)
+    return audit_arrays(sc, arrays, label, quaternion, omega)
 
 
 # ------------------------------------------------------------------ reading a file
