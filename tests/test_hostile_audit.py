@@ -128,6 +128,18 @@ def test_an_npz_bomb_is_refused_from_its_headers(tmp_path, method, claimed):
     assert "rows" in line or "compressed at most" in line, line
 
 
+def test_an_npy_header_claiming_too_many_rows_is_refused_before_its_data(tmp_path):
+    # a stored member within every zip bound whose .npy header claims 200 M rows: the header decides
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "claim.npz", "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr("t.npy", npy_header((200_000_000,)) + b"\0" * 4096)
+        zf.writestr("q.npy", npy_header((3, 4)) + b"\0" * 96)
+    measured_refusal("t-handle", "--trajectory", tmp_path / "claim.npz",
+                     words=["--trajectory claim.npz member t.npy must hold at most 1,000,000 rows",
+                            "200,000,000 rows"])
+
+
 def test_a_complex_npz_is_refused(tmp_path):
     t = np.linspace(0, 1, 11)
     np.savez(tmp_path / "c.npz", t=t, q=np.tile([1.0 + 0j, 0, 0, 0], (11, 1)))
