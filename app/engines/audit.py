@@ -321,7 +321,8 @@ def audit_arrays(sc, arrays, label: str = "trajectory", order: str = "wxyz", fra
     spacing = np.diff(t)
     run = {"engine": label, "setting": "file", "version": None, "dt": float(np.median(spacing)), **figures,
            "seconds": None, "settings": {"quaternion": order, "omega": frame, "rows": int(len(t)),
-                                          "uniform": bool(np.ptp(spacing) <= 1e-9 * np.max(spacing))}}
+                                          "uniform": bool(np.ptp(spacing) <= 1e-9 * np.max(spacing))},
+           "not_scored": None, "convention_error": None, "notes": []}
     zeros = np.zeros_like(q[:, :3])
     trajectory = Trajectory(t, c if c is not None else zeros, zeros, q, w if w is not None else zeros)
     setting_run = SettingRun(_finite(run), trajectory, series)

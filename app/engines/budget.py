@@ -14,10 +14,13 @@ import time
 #: stepping per engine call (s): a call into an engine's C code cannot be interrupted, so a
 #: sample's steps are split into calls this long (MuJoCo's ``mj_step(m, d, n)``, Drake's ``AdvanceTo``)
 CALL_SECONDS = 0.2
-#: most steps of one adaptive run (Drake's RK3 and scipy's DOP853: about 10-60 us a step here)
+#: most steps of one adaptive run, or this many times its nominal steps (duration / dt) where more
 ADAPTIVE_STEPS = 2_000_000
-#: most wall-clock seconds of one adaptive run
+STEPS_PER_NOMINAL = 4
+#: most wall-clock seconds of one adaptive run, or this many per nominal step where more (Drake's
+#: RK3 and scipy's DOP853 take about 10-60 us a step here): a long run asked for is not cut short
 ADAPTIVE_SECONDS = 20.0
+SECONDS_PER_NOMINAL = 1e-4
 
 
 class Calls:
@@ -40,10 +43,11 @@ class Calls:
 
 
 class Budget:
-    """The step and wall-clock budget of one adaptive run."""
+    """The step and wall-clock budget of one adaptive run of ``nominal`` steps (duration / dt)."""
 
-    def __init__(self, steps: int = ADAPTIVE_STEPS, seconds: float = ADAPTIVE_SECONDS):
-        self.steps, self.seconds = steps, seconds
+    def __init__(self, nominal: float = 0.0):
+        self.steps = int(max(ADAPTIVE_STEPS, STEPS_PER_NOMINAL * nominal))
+        self.seconds = max(ADAPTIVE_SECONDS, SECONDS_PER_NOMINAL * nominal)
         self.began = time.perf_counter()
 
     def spent(self, steps_taken: int) -> str | None:

@@ -75,7 +75,7 @@ def run(start, setting: str, dt: float, times):
     # AdvanceTo in calls of about 0.2 s each (Ctrl+C is noticed between them); the continuous
     # plant's error control within its step and wall-clock budget
     calls = Calls(float(times[1] - times[0]) if n > 1 else 1.0)
-    budget = Budget() if setting == "continuous" else None
+    budget = Budget(float(times[-1]) / float(dt)) if setting == "continuous" else None
     reached, spent = n, None
     for k in range(1, n):
         now = float(times[k - 1])

@@ -53,7 +53,7 @@ def _adaptive(body, state, setting, dt, times, loads):
     from .budget import Budget, Calls, stopped
 
     parts = {"c": [state.c[None]], "v": [state.v[None]], "q": [state.q[None]], "w": [state.w[None]]}
-    calls, budget = Calls(1), Budget()
+    calls, budget = Calls(1), Budget(float(times[-1]) / dt)
     k, n, spent = 0, len(times), None
     while k < n - 1 and spent is None:
         j = min(n - 1, k + max(1, int(calls.next(n - 1 - k))))
