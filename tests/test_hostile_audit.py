@@ -239,7 +239,9 @@ def test_ctrl_c_ends_a_long_mujoco_call_within_a_second():
                        "--duration", "20", deadline_s=4 * SECONDS, signal_at=6.0)
     assert res.returncode == 130, (res.returncode, res.stderr[-500:])
     assert "Traceback" not in res.stderr
-    assert res.seconds < 6.0 + 4.0 + 1.0  # start-up (about 4 s here, loaded) and the signal, then within 1 s
+    # the signal 6 s after the start (start-up takes about 4 s here, loaded), then within a second (and a
+    # second's slack for the loaded machine)
+    assert res.seconds < 6.0 + 2.0
 
 
 # ------------------------------------------------------------------ outputs all or nothing; labels and silent flags
