@@ -77,12 +77,14 @@ def test_copies_of_one_step_are_one_step():
 HEADER = "t,qw,qx,qy,qz\n"
 
 
+@pytest.mark.slow
 def test_two_million_rows_are_refused_while_read(tmp_path):
     path = tmp_path / "long.csv"
     path.write_text(HEADER + "0,1,0,0,0\n" * 2_000_000)
     measured_refusal("t-handle", "--trajectory", path, words=["--trajectory long.csv must hold at most 1,000,000 rows"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("junk, words", [
     ("\n", ["at most 4,001,000 lines"]),  # 250 MB of line ends: counted as they are cut
     ("junk junk junk junk\n", ["row 3", "numbers separated by commas"]),  # junk rows: the first chunk names it
@@ -183,6 +185,7 @@ def test_a_million_rows_with_many_flips_are_scored_in_bounds(tmp_path):
 # ------------------------------------------------------------------ engines quiet
 
 
+@pytest.mark.slow
 @pytest.mark.engines
 def test_pybullets_warnings_leave_the_json_parseable_and_its_zeroed_inertia_unscored():
     res = within_bounds(run_measured("audit", "asymmetric-stable", "--engines", "pybullet", "--duration", "1",
@@ -195,6 +198,7 @@ def test_pybullets_warnings_leave_the_json_parseable_and_its_zeroed_inertia_unsc
     assert any("setting inertia to zero" in note for note in run["notes"])
 
 
+@pytest.mark.slow
 @pytest.mark.engines
 def test_engines_that_blow_up_print_a_line_each_and_are_not_scored(tmp_path):
     # the Boxes benchmark thrown under a gravity of -1e100 (MuJoCo printed 1,998 lines, DART 1,494)
