@@ -12,6 +12,7 @@ measures (conftest's ``run_measured``), and asserts the exit status and the one 
 from __future__ import annotations
 
 import json
+import re
 import struct
 import zlib
 
@@ -205,13 +206,16 @@ def test_engines_that_blow_up_print_a_line_each_and_are_not_scored(tmp_path):
     path = tmp_path / "heavy.toml"
     path.write_text((ROOT / "resources/scenarios/boxes-complex.toml").read_text().replace(
         "gravity = [0.0, 0.0, -9.8]", "gravity = [0.0, 0.0, -1e100]"))
+    log = ROOT / "MUJOCO_LOG.TXT"
+    had_log = log.exists()
     res = within_bounds(run_measured("audit", path, "--engines", "mujoco,dart", deadline_s=4 * SECONDS))
     assert res.returncode == 0, res.stderr
+    assert had_log or not log.exists()  # MuJoCo's warnings are not appended to a file in the current folder
     assert res.stderr.strip() == "" and len(res.stdout.splitlines()) < 20, res.stdout
     assert "no flips, as the reference" not in res.stdout
     assert "dart dt 0.001: not scored: its state is not finite from t = 0.01 s" in res.stdout
     assert "mujoco dt 0.001: not scored: MuJoCo found its state unstable" in res.stdout
-    assert "mujoco dt 0.001: note: mujoco printed 5,578 lines like: WARNING: Nan, Inf or huge value" in res.stdout
+    assert re.search(r"mujoco dt 0.001: note: mujoco warned [\d,]+ times like: Nan, Inf or huge value", res.stdout)
     assert "\x1b" not in res.stdout  # DART's colour codes are not passed on
 
 

@@ -54,7 +54,40 @@ def model_xml(start, setting: str, dt: float) -> str:
             '</mujoco>')
 
 
+#: most MuJoCo warnings kept for a run's notes (the rest are counted)
+MAX_WARNINGS = 10_000
+
+
 def run(start, setting: str, dt: float, times):
+    """The run, MuJoCo's warnings taken by a handler of ours while it lasts: MuJoCo's own prints
+    each one and appends it to MUJOCO_LOG.TXT in the current folder (2,000 lines for a gravity of
+    -1e100); here they become the run's notes."""
+    import mujoco
+
+    warned: list[str] = []
+    count = [0]
+
+    def keep(message):
+        count[0] += 1
+        if len(warned) < MAX_WARNINGS:
+            warned.append(str(message))
+
+    previous = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning(keep)
+    try:
+        trajectory, settings, remarks = _run(start, setting, dt, times)
+    finally:
+        mujoco.set_mju_user_warning(previous)
+    if warned:
+        from .quiet import notes
+
+        remarks["notes"] = notes("mujoco", warned, "warned")
+        if count[0] > len(warned):
+            remarks["notes"].append(f"mujoco warned {count[0]:,} times in all")
+    return trajectory, settings, remarks
+
+
+def _run(start, setting: str, dt: float, times):
     import mujoco
 
     counts = step_counts(times, dt)

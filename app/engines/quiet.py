@@ -88,9 +88,10 @@ def _joined(lines: list[str]):
         yield held.strip()
 
 
-def notes(engine: str, lines: list[str]) -> list[str]:
-    """At most :data:`MAX_NOTES` one-line notes of what ``engine`` printed: one per kind of line
-    (lines that differ only in their numbers are one kind), with how many times it came."""
+def notes(engine: str, lines: list[str], verb: str = "printed") -> list[str]:
+    """At most :data:`MAX_NOTES` one-line notes of what ``engine`` printed (or, with ``verb``
+    "warned", the warnings a handler took): one per kind of line (lines that differ only in their
+    numbers are one kind), with how many times it came."""
     kinds: dict[str, list] = {}
     for line in _joined(lines):
         if any(p.search(line) for p in NOISE):
@@ -98,9 +99,9 @@ def notes(engine: str, lines: list[str]) -> list[str]:
         key = re.sub(r"[-+]?\d[\d.eE+-]*", "#", line)
         kinds.setdefault(key, [0, line])[0] += 1
     out = []
+    unit = "line" if verb == "printed" else "time"
     for count, first in sorted(kinds.values(), key=lambda x: -x[0])[:MAX_NOTES]:
         text = "".join(ch if ch.isprintable() else " " for ch in first)
         text = text if len(text) <= MAX_NOTE_CHARS else text[:MAX_NOTE_CHARS - 3] + "..."
-        out.append(f"{engine} printed {count:,} line{'s' if count != 1 else ''} like: {text}" if count > 1
-                   else f"{engine} printed: {text}")
+        out.append(f"{engine} {verb} {count:,} {unit}s like: {text}" if count > 1 else f"{engine} {verb}: {text}")
     return out
