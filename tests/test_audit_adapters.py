@@ -126,5 +126,5 @@ def test_each_setting_reports_what_decides_its_result():
     start = start_of(SCENARIO)
     for name in SETTINGS:
         (engine, setting), = registry.parse(name)
-        _, settings, version = registry.run(engine, setting, start, 0.01, TIMES[:3])
+        _, settings, version, _ = registry.run(engine, setting, start, 0.01, TIMES[:3])
         assert version and "integrator" in settings and "timestep" in settings and "damping" in settings, name

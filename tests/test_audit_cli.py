@@ -14,7 +14,8 @@ from tumble.engines import registry
 from conftest import refused, tumble as run_tumble
 
 RUN_KEYS = {"engine", "setting", "version", "dt", "max_orientation_error", "final_L_drift", "final_E_drift",
-            "separatrix_ratio", "flips", "flips_reference", "com_error", "seconds", "settings"}
+            "separatrix_ratio", "flips", "flips_reference", "com_error", "seconds", "settings", "not_scored",
+            "convention_error", "notes"}
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +36,8 @@ def test_json_holds_the_promised_keys_and_one_run_per_setting_and_step(json_run)
     for r in d["runs"]:
         assert set(r) == RUN_KEYS
         assert isinstance(r["flips"], list) and isinstance(r["settings"], dict) and r["seconds"] > 0
+        # every engine started on the body's start and printed nothing that matters
+        assert r["not_scored"] is None and r["convention_error"] is None and r["notes"] == [], r
 
 
 def test_the_figures_tell_the_engines_apart(json_run):
@@ -130,7 +133,8 @@ def test_what_an_engine_cannot_take_is_refused(preset, field):
 
 
 @pytest.mark.parametrize("args, flag", [
-    (["--dt", "0.003"], "--sample"),
+    # the flag the user gave is named (--sample was its default): issue 35 item 19
+    (["--dt", "0.003"], "--dt must divide the sample interval (0.01 s, --sample's default)"),
     (["--dt", "0,0.01"], "--dt"),
     (["--sample", "100"], "--sample"),
     (["--duration", "-1"], "--duration"),

@@ -7,7 +7,6 @@ The engines themselves are imported only when a setting runs.
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 import numpy as np
@@ -69,14 +68,34 @@ def audit_trajectory(sc, path_or_arrays, *, label="trajectory", quaternion="wxyz
     return run_trajectory(sc, path_or_arrays, label, quaternion, omega).summary
 
 
+def labels(sc, engines=None, dt=None, duration=None, sample=None) -> list[str]:
+    """The labels of the runs :func:`run` would make, in order (the request checked as it checks
+    it, nothing run): what names an --out folder's files before the first run."""
+    from .types import flag_number
+    from ..engines.audit import label, plan
+
+    dts = None if dt is None else [flag_number("--dt", x) for x in (dt if isinstance(dt, (list, tuple)) else [dt])]
+    pairs, _, _, dts = plan(load(sc), engines, dts, flag_number("--duration", duration), flag_number("--sample", sample))
+    return [label({"engine": e, "setting": s, "dt": step}) for step in dts for e, s in pairs]
+
+
+def check_label(label) -> str:
+    """A trajectory's ``--label``: 1 to 100 printable characters, no commas (it is a CSV cell and a
+    line of the table); returned stripped."""
+    if not isinstance(label, str) or not label.strip() or len(label) > 100 or "," in label or \
+            not label.isprintable():
+        raise ParameterError("--label", label, "be a name of 1 to 100 printable characters without commas (no "
+                             "line breaks or terminal escape sequences)")
+    return label.strip()
+
+
 def run_trajectory(sc, path_or_arrays, label="trajectory", quaternion="wxyz", omega="body"):
     from ..engines.audit import audit_arrays
 
-    if not isinstance(label, str) or not label.strip() or len(label) > 100 or any(ch in label for ch in "\n\r,"):
-        raise ParameterError("--label", label, "be a name of 1 to 100 characters without commas or line breaks")
+    label = check_label(label)
     sc = load(sc)
     arrays = read_trajectory(path_or_arrays)
-    return audit_arrays(sc, arrays, label.strip(), quaternion, omega)
+    return audit_arrays(sc, arrays, label, quaternion, omega)
 
 
 # ------------------------------------------------------------------ reading a file
@@ -84,9 +103,7 @@ def run_trajectory(sc, path_or_arrays, label="trajectory", quaternion="wxyz", om
 
 def read_trajectory(source):
     """:class:`~app.engines.trajectory.Arrays` from a CSV or NPZ path or a dict of arrays,
-    within the recordings' readers' bounds (size, line length, rows)."""
-    from ..engines.trajectory import Arrays
-
+    within the recordings' readers' bounds (size, line length, lines, rows), read as a stream."""
     if isinstance(source, dict):
         return _from_mapping(dict(source), "trajectory")
     if not isinstance(source, (str, Path)):
@@ -96,53 +113,156 @@ def read_trajectory(source):
     suffix = path.suffix.lower()
     if suffix not in (".csv", ".npz"):
         raise ParameterError("--trajectory", str(source), "end in .csv or .npz")
-    data = _read_bytes(path, where)
     if suffix == ".npz":
+        return _from_mapping(_read_npz(path, where), where)
+    return _read_csv(path, where)
+
+
+# the NPZ: its members read through the recordings' bounded, CRC-checked zip reader, each
+# member's rows checked from its .npy header before any of its data is read
+
+
+#: the members of an NPZ that are read (any other is ignored, never decompressed)
+NPZ_MEMBERS = ("t", "q", "w", "c", *QUATERNION_COLUMNS, *OMEGA_COLUMNS, *COM_COLUMNS)
+
+
+def _read_npz(path: Path, where: str) -> dict:
+    """name -> array of the :data:`NPZ_MEMBERS` an NPZ holds, each read through
+    :class:`~app.throws.recordings.limits.BoundedMember` (checked before it is opened, decompressed
+    chunk by chunk, its CRC checked) after its .npy header said it holds at most the rows allowed
+    of real numbers."""
+    import zipfile
+
+    from ..throws.recordings import limits as lim
+
+    with lim.open_regular(path, where) as fh:
+        not_npz = ParameterError(where, "a file that is not a readable NPZ", "be an NPZ archive of numeric arrays "
+                                 "(numpy.savez)")
         try:
-            with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-                mapping = {k: np.asarray(npz[k]) for k in list(npz.files)[:MAX_COLUMNS + 1]}
-        except Exception:  # noqa: BLE001 - numpy raises many kinds for a damaged file
-            raise ParameterError(where, "a file numpy cannot read", "be an NPZ archive of numeric arrays") from None
-        return _from_mapping(mapping, where)
-    return _from_csv(data, where, Arrays)
+            try:
+                lim.check_zip_directory(fh, where)
+            except ParameterError as err:
+                if "readable .zip" in str(err):
+                    raise not_npz from None
+                raise
+            with zipfile.ZipFile(fh) as zf:
+                infos = {}
+                for info in zf.infolist():
+                    name = info.filename[:-4] if info.filename.endswith(".npy") else None
+                    if name in NPZ_MEMBERS and name not in infos:
+                        infos[name] = info
+                mapping = {}
+                for name, info in infos.items():
+                    member_where = f"{where} member {info.filename}"
+                    lim.check_member(info, member_where, lim.MAX_BYTES)
+                    with lim.BoundedMember(zf, info) as member:
+                        mapping[name] = _read_npy(member, member_where, lim.member_cap(info, lim.MAX_BYTES))
+        except ParameterError:
+            raise
+        except lim.ZIP_ERRORS:
+            raise not_npz from None
+    return mapping
 
 
-def _read_bytes(path: Path, where: str) -> bytes:
-    from ..throws.recordings.limits import MAX_BYTES, open_regular, read_capped
+def _read_npy(member, where: str, cap: int) -> np.ndarray:
+    """One .npy member: its header read and checked (real numbers, at most the rows allowed,
+    its data within ``cap`` bytes), then its data, then the rest of the member for its CRC."""
+    from numpy.lib import format as npy
 
-    with open_regular(path, where) as fh:
-        return b"".join(read_capped(fh, MAX_BYTES, where))
-
-
-def _from_csv(data: bytes, where: str, Arrays):
-    from ..throws.recordings.limits import MAX_LINE_CHARS, MAX_ROWS
+    from ..engines.trajectory import MAX_ROWS
 
     try:
-        text = data.decode("utf-8-sig")
+        version = npy.read_magic(member)
+        if version == (1, 0):
+            shape, fortran, dtype = npy.read_array_header_1_0(member)
+        elif version in ((2, 0), (3, 0)):
+            shape, fortran, dtype = npy.read_array_header_2_0(member)
+        else:
+            raise ValueError(f"npy version {version}")
+    except ValueError:
+        raise ParameterError(where, "a member that is not a .npy array", "be an array numpy.save wrote") from None
+    if dtype.kind not in "fiub" or dtype.hasobject:
+        raise ParameterError(where, f"an array of {'complex numbers' if dtype.kind == 'c' else dtype.name}",
+                             "hold real numbers (float or integer)")
+    rows = shape[0] if shape else 1
+    if rows > MAX_ROWS:
+        raise ParameterError(where, f"{rows:,} rows", f"hold at most {MAX_ROWS:,} rows")
+    count = 1
+    for n in shape:
+        count *= n
+    if count > 4 * MAX_ROWS or count * dtype.itemsize > cap:
+        raise ParameterError(where, f"an array of shape {shape}", f"hold at most {MAX_ROWS:,} rows of at most 4 "
+                             "numbers (within the member's stated size)")
+    need = count * dtype.itemsize
+    buffer = bytearray(need)
+    view, got = memoryview(buffer), 0
+    while got < need:
+        block = member.read(min(need - got, 4 * 2**20))
+        if not block:
+            raise ParameterError(where, "a member cut short", "hold the data its header announces")
+        view[got:got + len(block)] = block
+        got += len(block)
+    while member.read(4 * 2**20):  # the rest, so that the CRC is checked
+        pass
+    array = np.frombuffer(buffer, dtype=dtype, count=count)
+    return array.reshape(shape[::-1]).T if fortran else array.reshape(shape)
+
+
+# the CSV: read as a stream, its lines counted and measured as they come (the recordings' line
+# cutter), its rows parsed a chunk at a time, so memory holds one chunk of text besides the numbers
+
+
+def _utf8(chunks, where: str):
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8-sig")()
+    try:
+        for block in chunks:
+            yield decoder.decode(block)
+        yield decoder.decode(b"", final=True)
     except UnicodeDecodeError:
         raise ParameterError(where, "bytes that are not UTF-8 text", "be a UTF-8 CSV file") from None
-    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
-    if not lines:
+
+
+def _read_csv(path: Path, where: str):
+    import warnings
+
+    from ..engines.trajectory import MAX_ROWS
+    from ..throws.recordings import limits as lim
+    # the recordings' line cutter: lines counted (blank and comment lines too) and measured before any split
+    from ..throws.recordings.formats import _lines
+
+    header = columns = usecols = None
+    blocks, rows = [], 0
+    with lim.open_regular(path, where) as fh:
+        for _, lines, _ in _lines(_utf8(lim.read_capped(fh, lim.MAX_BYTES, where), where), where):
+            data = [ln for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+            if header is None and data:
+                header = [h.strip().strip('"').strip() for h in data[0].split(",")]
+                if len(header) > MAX_COLUMNS:
+                    raise ParameterError(where, f"{len(header)} columns", f"have at most {MAX_COLUMNS} columns")
+                columns = _columns(header, where)
+                usecols = sorted(set(columns.values()))
+                data = data[1:]
+            if not data:
+                continue
+            if rows + len(data) > MAX_ROWS:
+                raise ParameterError(where, "more rows", f"hold at most {MAX_ROWS:,} rows")
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    block = np.loadtxt(data, delimiter=",", ndmin=2, dtype=float, usecols=usecols)
+            except ValueError:
+                row = rows + _bad_row(data, len(header)) - 1
+                raise ParameterError(where, f"row {row + 1}", f"hold {len(header)} numbers separated by "
+                                     "commas") from None
+            blocks.append(block)
+            rows += len(data)
+    if header is None:
         raise ParameterError(where, "an empty file", "hold a header t,qw,qx,qy,qz then rows of numbers")
-    longest = max(range(len(lines)), key=lambda k: len(lines[k]))
-    if len(lines[longest]) > MAX_LINE_CHARS:
-        raise ParameterError(where, f"a line of {len(lines[longest]):,} characters",
-                             f"have lines of at most {MAX_LINE_CHARS:,} characters")
-    if len(lines) - 1 > MAX_ROWS:
-        raise ParameterError(where, f"{len(lines) - 1:,} rows", f"hold at most {MAX_ROWS:,} rows")
-    header = [h.strip().strip('"').strip() for h in lines[0].split(",")]
-    if len(header) > MAX_COLUMNS:
-        raise ParameterError(where, f"{len(header)} columns", f"have at most {MAX_COLUMNS} columns")
-    columns = _columns(header, where)
-    try:
-        table = np.loadtxt(io.StringIO("\n".join(lines[1:])), delimiter=",", ndmin=2, dtype=float,
-                           usecols=sorted(set(columns.values())))
-    except ValueError:
-        row = _bad_row(lines[1:], len(header))
-        raise ParameterError(where, f"row {row}", f"hold {len(header)} numbers separated by commas") from None
-    if table.shape[0] == 0:
-        table = np.zeros((0, len(set(columns.values()))))
-    index = {c: k for k, c in enumerate(sorted(set(columns.values())))}
+    table = np.concatenate(blocks) if blocks else np.zeros((0, len(usecols)))
+    del blocks
+    index = {c: k for k, c in enumerate(usecols)}
     pick = {name: table[:, index[col]] for name, col in columns.items()}
     return _arrays(pick, where)
 
@@ -182,6 +302,9 @@ def _columns(header: list[str], where: str) -> dict:
 
 
 def _from_mapping(mapping: dict, where: str):
+    for key, value in mapping.items():
+        if np.iscomplexobj(value):
+            raise ParameterError(where, f"{key} of complex numbers", "hold real numbers")
     pick = {}
     try:
         if "t" not in mapping:
@@ -205,10 +328,12 @@ def _from_mapping(mapping: dict, where: str):
     except KeyError as err:
         raise ParameterError(where, f"no {err.args[0]}", "hold t, the quaternion (qw,qx,qy,qz or q) and optionally "
                              "omega (wx,wy,wz or w) and the centre of mass (cx,cy,cz or c)") from None
+    except ParameterError:
+        raise
     except (TypeError, ValueError):
         raise ParameterError(where, "arrays that are not numbers", "hold numeric arrays") from None
     n = len(pick["t"])
-    from ..throws.recordings.limits import MAX_ROWS
+    from ..engines.trajectory import MAX_ROWS
 
     if n > MAX_ROWS:
         raise ParameterError(where, f"{n:,} rows", f"hold at most {MAX_ROWS:,} rows")

@@ -51,30 +51,40 @@ def add_audit_parser(sub) -> None:
                                                       "ratio of each setting")
     a.add_argument("--trajectory", metavar="FILE", help="score another engine's trajectory, a CSV or NPZ of "
                                                         "t,qw,qx,qy,qz with optional wx,wy,wz and cx,cy,cz")
-    a.add_argument("--label", default="trajectory", metavar="NAME", help="the trajectory's name in the outputs")
-    a.add_argument("--quaternion", default="wxyz", choices=("wxyz", "xyzw"), metavar="wxyz|xyzw",
+    a.add_argument("--label", metavar="NAME", help="the trajectory's name in the outputs (default trajectory)")
+    a.add_argument("--quaternion", choices=("wxyz", "xyzw"), metavar="wxyz|xyzw",
                    help="the order of the trajectory's four quaternion columns as the file holds them (default wxyz)")
-    a.add_argument("--omega", default="body", choices=("body", "world"), metavar="body|world",
+    a.add_argument("--omega", choices=("body", "world"), metavar="body|world",
                    help="the frame of the trajectory's omega (default body)")
 
 
 def cmd_audit(args) -> int:
     from ..api import auditing as api_audit
-    from ..engines.report import table_text, write_outputs, write_plot
+    from ..engines.report import check_outputs, output_names, table_text, write_outputs, write_plot
+    from ..physics.errors import ParameterError
 
     out = check_out_folder(args.out) if args.out else None
     plot = check_out(args.plot, (".png",), "--plot") if args.plot else None
+    if args.trajectory is None:
+        for flag in ("--label", "--quaternion", "--omega"):
+            if getattr(args, flag[2:]) is not None:
+                raise ParameterError(flag, getattr(args, flag[2:]), "be given with --trajectory only (it describes "
+                                     "a trajectory file)")
     sc = api_audit.load(args.scenario)
     if args.trajectory is not None:
         for flag, given in (("--engines", args.engines != "all"), ("--dt", args.dt is not None),
                             ("--duration", args.duration is not None), ("--sample", args.sample is not None)):
             if given:
-                from ..physics.errors import ParameterError
-
                 raise ParameterError(flag, getattr(args, flag[2:]), "not be given with --trajectory (a file is "
                                      "scored at its own times)")
-        result = api_audit.run_trajectory(sc, args.trajectory, args.label, args.quaternion, args.omega)
+        label_text = api_audit.check_label("trajectory" if args.label is None else args.label)
+        if out is not None:  # every path checked before the file is read
+            check_outputs(out, output_names([label_text]))
+        result = api_audit.run_trajectory(sc, args.trajectory, label_text, args.quaternion or "wxyz",
+                                          args.omega or "body")
     else:
+        if out is not None:  # every path checked before the first run
+            check_outputs(out, output_names(api_audit.labels(sc, args.engines, args.dt, args.duration, args.sample)))
         with ProgressBar("audit") as bar:
             result = api_audit.run(sc, args.engines, args.dt, args.duration, args.sample, progress=bar,
                                    reference_aside=True)
@@ -87,5 +97,3 @@ def cmd_audit(args) -> int:
     if written:
         print("wrote " + ", ".join(str(p) for p in written), file=sys.stderr)
     return EXIT_OK
-
-

@@ -15,14 +15,19 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..physics.errors import ParameterError
-from ..physics.integrators import MAX_SAMPLES, MAX_STEPS, sample_times
+from ..physics.integrators import MAX_SAMPLES, STEP_FIT_SLACK, sample_times
 from . import registry, score
-from .start import Start, start_of, step_counts
+from .start import START_MATCH, Start, start_mismatch, start_of, state_words, step_counts
 
 #: the sample interval (s) unless one is given
 DEFAULT_SAMPLE = 0.01
 #: most samples of one setting (each is read from the engine in Python)
 MAX_AUDIT_SAMPLES = MAX_SAMPLES
+#: most samples held over every run of an audit (settings times steps times samples): a run's
+#: trajectory, series and scoring take about 0.3 KB a sample, so about 1 GB in all
+MAX_AUDIT_HELD = 3_000_000
+#: most distinct --dt values of one audit (a work-precision figure needs a handful)
+MAX_AUDIT_DTS = 50
 #: most engine steps of one setting, summed over every setting of an audit: the Python-stepped
 #: engines (PyBullet, DART) take about 3-5 us a step here, so 2e7 steps is about 1-2 minutes
 MAX_AUDIT_STEPS = 20_000_000
@@ -50,31 +55,76 @@ class Audit:
 
 
 def plan(sc, engines, dts, duration, sample) -> tuple[list, float, float, list[float]]:
-    """Validate the request: (settings [(engine, setting)], duration, sample, dts). Raises
-    :class:`ParameterError` naming the flag."""
+    """Validate the request: (settings [(engine, setting)], duration, sample, dts), every size
+    checked from the numbers given before anything is allocated: the count of distinct steps,
+    the samples (duration / sample), the samples held over every run, the engine steps (duration /
+    dt, summed over every setting and step). Raises :class:`ParameterError` naming the flag the
+    user gave, or the scenario's field where the number is the scenario's."""
     pairs = registry.parse(engines)
-    dts = [sc.solver.dt] if dts is None else list(dts)
-    for dt in dts:
-        _check_positive("--dt", dt)
-    duration = sc.solver.duration if duration is None else _check_positive("--duration", duration)
-    sample = DEFAULT_SAMPLE if sample is None else _check_positive("--sample", sample)
+    given_dt, given_duration, given_sample = dts is not None, duration is not None, sample is not None
+    if given_dt:
+        dts = list(dts)
+        for dt in dts:
+            _check_positive("--dt", dt)
+        dts = list(dict.fromkeys(float(dt) for dt in dts))
+        if not dts:
+            raise ParameterError("--dt", "no step", "name at least one step (s)")
+        if len(dts) > MAX_AUDIT_DTS:
+            raise ParameterError("--dt", f"{len(dts):,} distinct steps", f"name at most {MAX_AUDIT_DTS} steps")
+    else:
+        dts = [float(sc.solver.dt)]
+    duration = float(sc.solver.duration) if not given_duration else _check_positive("--duration", duration)
+    sample = DEFAULT_SAMPLE if not given_sample else _check_positive("--sample", sample)
+    dt_name = "--dt" if given_dt else "solver.dt (the scenario's step; --dt sets another)"
+    duration_name = "--duration" if given_duration else "solver.duration (the scenario's; --duration sets another)"
+    sample_words = f"{sample:g} s" + ("" if given_sample else ", --sample's default")
     if sample > duration:
-        raise ParameterError("--sample", sample, f"be <= the duration ({duration:g} s)")
-    times = sample_times(float(duration), float(sample))
-    if len(times) - 1 > MAX_AUDIT_SAMPLES:
-        raise ParameterError("--sample", sample, f"give at most {MAX_AUDIT_SAMPLES:,} samples over {duration:g} s")
-    total = 0.0
+        raise ParameterError("--sample" if given_sample else duration_name, sample if given_sample else duration,
+                             f"{'be <= the duration' if given_sample else 'be >= the sample interval'} "
+                             f"({duration if given_sample else sample:g} s)")
+    samples = duration / sample
+    if samples > MAX_AUDIT_SAMPLES * (1 + STEP_FIT_SLACK):
+        budget = f"an audit keeps at most {MAX_AUDIT_SAMPLES:,} samples of a run"
+        if given_sample:
+            raise ParameterError("--sample", sample, f"be >= {duration / MAX_AUDIT_SAMPLES:.4g} s ({budget}; here "
+                                 f"over {duration:g} s)")
+        raise ParameterError(duration_name, duration, f"be <= {MAX_AUDIT_SAMPLES * sample:.4g} s ({budget}; here one "
+                             f"every {sample_words})")
+    runs = len(pairs) * len(dts)
+    if samples * runs > MAX_AUDIT_HELD * (1 + STEP_FIT_SLACK):
+        budget = (f"an audit holds at most {MAX_AUDIT_HELD:,} samples over all its runs; here {runs} run(s) "
+                  f"of {samples:,.0f}")
+        if given_sample:
+            raise ParameterError("--sample", sample, f"be >= {duration * runs / MAX_AUDIT_HELD:.4g} s ({budget})")
+        raise ParameterError(duration_name, duration, f"be <= {MAX_AUDIT_HELD / runs * sample:.4g} s ({budget})")
     for dt in dts:
         if dt > sample:
-            raise ParameterError("--dt", dt, f"be <= --sample ({sample:g} s)")
+            raise ParameterError(dt_name, dt, f"be <= the sample interval ({sample_words})")
+    steps = sum(duration / dt for dt in dts) * len(pairs)
+    if steps > MAX_AUDIT_STEPS:
+        words = (f"an audit takes at most {MAX_AUDIT_STEPS:,} engine steps over every setting and step; "
+                 f"here about {steps:.3g} for {len(pairs)} setting(s) over {duration:g} s")
+        if given_dt or not given_duration:
+            smallest = min(dts)
+            others = steps - duration / smallest * len(pairs)
+            room = (MAX_AUDIT_STEPS - others) / len(pairs)
+            if room > 0:
+                raise ParameterError(dt_name, smallest, f"be >= {duration / room:.4g} s ({words})")
+            raise ParameterError(dt_name, smallest, f"name fewer or longer steps ({words})")
+        raise ParameterError(duration_name, duration, f"be <= {duration * MAX_AUDIT_STEPS / steps:.4g} s ({words})")
+    times = sample_times(duration, sample)
+    for dt in dts:
         for engine, setting in pairs:
             if registry.fixed_step(engine, setting):
-                step_counts(times, float(dt))
-            total += duration / dt
-    if total > MAX_AUDIT_STEPS:
-        raise ParameterError("--duration", duration, f"need at most {MAX_AUDIT_STEPS:,} engine steps over every "
-                             f"setting and --dt (it needs about {total:,.0f}): a shorter run or a longer --dt")
-    return pairs, float(duration), float(sample), [float(dt) for dt in dts]
+                try:
+                    step_counts(times, dt)
+                except ParameterError as err:
+                    raise ParameterError("--sample" if given_sample else dt_name, sample if given_sample else dt,
+                                         f"divide the sample interval ({sample_words}) and the duration "
+                                         f"({duration:g} s) into whole steps of {dt:g} s for "
+                                         f"{registry.canonical(engine, setting)} (a fixed-step engine's state "
+                                         "exists only on its steps)") from None
+    return pairs, duration, sample, dts
 
 
 def _check_positive(flag, value) -> float:
@@ -88,10 +138,11 @@ def _check_positive(flag, value) -> float:
 
 
 def run_setting(engine: str, setting: str, start: Start, dt: float, times) -> tuple:
-    """(trajectory, settings, version, seconds) of one setting: set-up and stepping timed."""
+    """(trajectory, settings, version, seconds, remarks) of one setting: set-up and stepping
+    timed; ``remarks`` as :func:`.registry.run` gives them (notes, and why not to score it)."""
     began = time.perf_counter()
-    trajectory, settings, version = registry.run(engine, setting, start, dt, times)
-    return trajectory, settings, version, time.perf_counter() - began
+    trajectory, settings, version, remarks = registry.run(engine, setting, start, dt, times)
+    return trajectory, settings, version, time.perf_counter() - began, remarks
 
 
 def _run_packed(job):
@@ -130,7 +181,7 @@ def run_audit(sc, engines=None, dts=None, duration=None, sample=None, executor=N
         progress(1.0, "")
     ref = aside.result() if aside is not None else None
     ref = score.reference(sc, times) if ref is None else ref
-    runs = [score_run(sc, ref, engine, setting, dt, *result)
+    runs = [score_run(sc, ref, engine, setting, dt, *result, start=start)
             for (engine, setting, _, dt, _), result in zip(jobs, results)]
     summary = {"scenario": sc.name, "reference": ref.kind, "duration": duration, "sample": sample,
                "runs": [r.figures for r in runs], "seconds": time.perf_counter() - began}
@@ -185,12 +236,48 @@ def _reference_child(sc, times, conn) -> None:
         conn.close()
 
 
-def score_run(sc, ref, engine, setting, dt, trajectory, settings, version, seconds) -> SettingRun:
+def score_run(sc, ref, engine, setting, dt, trajectory, settings, version, seconds, remarks=None,
+              start=None) -> SettingRun:
+    """One run's figures. A run is reported with the reason and scored as nothing (its figures
+    None) when its first sample is not the body's ``start`` (within :data:`~.start.START_MATCH`:
+    a convention error of the adapter), when ``remarks["not_scored"]`` names a reason (the engine
+    changed the body, its budget was spent), or when its state turns non-finite."""
     body = sc.rigid_body
-    figures, series = score.figures(body, ref, trajectory.t, trajectory.q, trajectory.w, trajectory.c)
+    remarks = remarks or {}
+    notes, not_scored = list(remarks.get("notes", ())), remarks.get("not_scored")
+    convention = None
+    if not_scored is None:
+        not_scored = _not_finite(trajectory)
+    if start is not None and not_scored is None:
+        mismatch = start_mismatch(start, trajectory.q[0], trajectory.w[0], trajectory.c[0], START_MATCH)
+        if mismatch is not None:
+            not_scored = f"a convention error at the start: {mismatch}"
+            convention = {"at": "start", "body": state_words(start.q, start.w, start.c),
+                          "first_sample": state_words(trajectory.q[0], trajectory.w[0], trajectory.c[0])}
+    if not_scored is None:
+        figures, series = score.figures(body, ref, trajectory.t, trajectory.q, trajectory.w, trajectory.c)
+    else:
+        figures, series = score.nothing(body, ref, len(trajectory.t))
     run = {"engine": engine, "setting": setting, "version": version, "dt": dt, **figures,
-           "seconds": seconds, "settings": settings}
+           "seconds": seconds, "settings": settings, "not_scored": not_scored, "convention_error": convention,
+           "notes": list(notes)}
     return SettingRun(_finite(run), trajectory, series)
+
+
+def _not_finite(trajectory) -> str | None:
+    """Why a run whose state turns non-finite is not scored, else None."""
+    parts = [np.reshape(x, (len(trajectory.t), -1)) for x in (trajectory.q, trajectory.w, trajectory.c)]
+    bad = ~np.all(np.isfinite(np.hstack(parts)), axis=1)
+    if not bad.any():
+        return None
+    k = int(np.argmax(bad))
+    return (f"its state is not finite from t = {trajectory.t[k]:g} s (sample {k + 1} of {len(trajectory.t)}): "
+            "the engine's run blew up")
+
+
+def scored(run: dict) -> bool:
+    """True unless the run was reported and not scored (:func:`score_run`)."""
+    return run.get("not_scored") is None
 
 
 def _finite(value):
@@ -228,13 +315,14 @@ def audit_arrays(sc, arrays, label: str = "trajectory", order: str = "wxyz", fra
 
     began = time.perf_counter()
     start = start_of(sc)
-    t, q, w, c = tr.checked(arrays, start.q, order, frame)
+    t, q, w, c = tr.checked(arrays, start, order, frame)
     ref = score.reference(sc, t)
     figures, series = score.figures(sc.rigid_body, ref, t, q, w, c)
     spacing = np.diff(t)
     run = {"engine": label, "setting": "file", "version": None, "dt": float(np.median(spacing)), **figures,
            "seconds": None, "settings": {"quaternion": order, "omega": frame, "rows": int(len(t)),
-                                          "uniform": bool(np.ptp(spacing) <= 1e-9 * np.max(spacing))}}
+                                          "uniform": bool(np.ptp(spacing) <= 1e-9 * np.max(spacing))},
+           "not_scored": None, "convention_error": None, "notes": []}
     zeros = np.zeros_like(q[:, :3])
     trajectory = Trajectory(t, c if c is not None else zeros, zeros, q, w if w is not None else zeros)
     setting_run = SettingRun(_finite(run), trajectory, series)

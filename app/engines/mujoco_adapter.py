@@ -6,14 +6,19 @@ orientation body to world; ``qvel`` is (v world, omega body frame). That is Tumb
 convention, so nothing is converted. ``fullinertia`` takes the tensor with its products (MuJoCo
 diagonalises it into the inertial frame itself). Defaults kept: no joint damping, no geoms
 (nothing collides), ``mj_step`` as documented; ``mj_step(m, d, nstep)`` takes a sample's steps
-in one call.
+in calls of about 0.2 s each (:mod:`.budget`: Ctrl+C is noticed between them). A run in which
+MuJoCo found its state unstable (its "Nan, Inf or huge value" warnings) was reset by MuJoCo
+itself to the model's start: it is reported and not scored.
 """
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ..physics.state import Trajectory
+from .budget import Calls
 from .start import step_counts
 
 ENGINE = "mujoco"
@@ -49,7 +54,40 @@ def model_xml(start, setting: str, dt: float) -> str:
             '</mujoco>')
 
 
+#: most MuJoCo warnings kept for a run's notes (the rest are counted)
+MAX_WARNINGS = 10_000
+
+
 def run(start, setting: str, dt: float, times):
+    """The run, MuJoCo's warnings taken by a handler of ours while it lasts: MuJoCo's own prints
+    each one and appends it to MUJOCO_LOG.TXT in the current folder (2,000 lines for a gravity of
+    -1e100); here they become the run's notes."""
+    import mujoco
+
+    warned: list[str] = []
+    count = [0]
+
+    def keep(message):
+        count[0] += 1
+        if len(warned) < MAX_WARNINGS:
+            warned.append(str(message))
+
+    previous = mujoco.get_mju_user_warning()
+    mujoco.set_mju_user_warning(keep)
+    try:
+        trajectory, settings, remarks = _run(start, setting, dt, times)
+    finally:
+        mujoco.set_mju_user_warning(previous)
+    if warned:
+        from .quiet import notes
+
+        remarks["notes"] = notes("mujoco", warned, "warned")
+        if count[0] > len(warned):
+            remarks["notes"].append(f"mujoco warned {count[0]:,} times in all")
+    return trajectory, settings, remarks
+
+
+def _run(start, setting: str, dt: float, times):
     import mujoco
 
     counts = step_counts(times, dt)
@@ -61,9 +99,21 @@ def run(start, setting: str, dt: float, times):
     qpos, qvel = np.empty((n, 7)), np.empty((n, 6))
     qpos[0], qvel[0] = data.qpos, data.qvel
     step = mujoco.mj_step
+    calls = Calls(1000)
+    unstable = [int(w) for w in (mujoco.mjtWarning.mjWARN_BADQPOS, mujoco.mjtWarning.mjWARN_BADQVEL,
+                                 mujoco.mjtWarning.mjWARN_BADQACC)]
+    reset_at = None
     for k in range(1, n):
-        step(model, data, int(counts[k - 1]))
+        left = int(counts[k - 1])
+        while left:
+            m = int(calls.next(left))
+            began = time.perf_counter()
+            step(model, data, m)
+            calls.took(m, time.perf_counter() - began)
+            left -= m
         qpos[k], qvel[k] = data.qpos, data.qvel
+        if reset_at is None and any(data.warning[w].number for w in unstable):
+            reset_at = float(times[k])
     q = qpos[:, 3:7] / np.linalg.norm(qpos[:, 3:7], axis=1, keepdims=True)
     settings = {
         "integrator": _INTEGRATOR[setting],
@@ -75,5 +125,10 @@ def run(start, setting: str, dt: float, times):
         "solver": mujoco.mjtSolver(int(model.opt.solver)).name,
         "quaternion": "qpos (w, x, y, z), normalised by MuJoCo after each step",
     }
+    remarks = {}
+    if reset_at is not None:
+        count = sum(data.warning[w].number for w in unstable)
+        remarks["not_scored"] = (f"MuJoCo found its state unstable {count:,} time(s) by t = {reset_at:g} s and reset "
+                                 "it to the model's start each time (its \"Nan, Inf or huge value\" warning)")
     return Trajectory(np.asarray(times, dtype=float), qpos[:, 0:3].copy(), qvel[:, 0:3].copy(), q,
-                      qvel[:, 3:6].copy()), settings
+                      qvel[:, 3:6].copy()), settings, remarks

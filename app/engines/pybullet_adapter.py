@@ -1,9 +1,13 @@
 """PyBullet (``pip install pybullet``): one URDF link with the scenario's inertia, PyBullet's defaults.
 
 Conventions (PyBullet Quickstart Guide, ``getBasePositionAndOrientation``, ``getBaseVelocity``):
-quaternions are (x, y, z, w); the base's pose is that of its inertial frame (centre of mass,
-principal axes, which this adapter sets in the URDF: Bullet takes a diagonal inertia); velocities
-are world frame. Converted here to Tumble's: (w, x, y, z) body to world, omega in the body frame.
+quaternions are (x, y, z, w); the base's pose is that of its inertial frame; velocities are world
+frame. Bullet takes a diagonal inertia, so the URDF's link frame is the body's principal frame
+itself (its inertial origin the identity, no Euler angles): the body is placed by a quaternion,
+``loadURDF``'s base orientation world from body times body from principal. Euler angles would be
+wrong at gimbal lock, where a principal frame that permutes the body's axes (a diagonal tensor
+whose moments are not in ascending order) puts them. Converted back here to Tumble's: (w, x, y,
+z) body to world, omega in the body frame.
 
 Defaults kept, as a PyBullet user gets them: a ``loadURDF`` body is a btMultiBody whose linear
 and angular damping are 0.04 (Bullet applies the angular one as a torque growing with |omega|)
@@ -49,15 +53,11 @@ def principal_frame(start) -> tuple[np.ndarray, np.ndarray]:
 
 
 def urdf_text(start) -> str:
-    moments, q_axes = principal_frame(start)
-    # URDF's rpy are fixed-axis roll, pitch, yaw: R = Rz(yaw) Ry(pitch) Rx(roll)
-    m = quat.to_matrix(q_axes)
-    pitch = float(np.arcsin(-np.clip(m[2, 0], -1.0, 1.0)))
-    roll = float(np.arctan2(m[2, 1], m[2, 2]))
-    yaw = float(np.arctan2(m[1, 0], m[0, 0]))
+    """One link whose frame is the body's principal frame (the inertial origin the identity)."""
+    moments, _ = principal_frame(start)
     i1, i2, i3 = (repr(float(x)) for x in moments)
     return (f'<?xml version="1.0"?><robot name="tumble_audit"><link name="body"><inertial>'
-            f'<origin xyz="0 0 0" rpy="{roll!r} {pitch!r} {yaw!r}"/><mass value="{float(start.mass)!r}"/>'
+            f'<origin xyz="0 0 0" rpy="0 0 0"/><mass value="{float(start.mass)!r}"/>'
             f'<inertia ixx="{i1}" ixy="0" ixz="0" iyy="{i2}" iyz="0" izz="{i3}"/></inertial></link></robot>')
 
 
@@ -65,19 +65,21 @@ def run(start, setting: str, dt: float, times):
     import pybullet
 
     counts = step_counts(times, dt)
+    _, q_axes = principal_frame(start)
     client = pybullet.connect(pybullet.DIRECT)
     try:
         fd, path = tempfile.mkstemp(suffix=".urdf", prefix="tumble-audit-")
         try:
             with os.fdopen(fd, "w") as fh:
                 fh.write(urdf_text(start))
-            _, q_axes = principal_frame(start)
-            # loadURDF places the link (body) frame; the pose read back is the inertial frame's
+            # the link frame is the principal frame: world from principal = world from body * body from principal
+            q_link = quat.normalize(quat.multiply(start.q, q_axes))
             body = pybullet.loadURDF(path, basePosition=start.c.tolist(),
-                                     baseOrientation=[*start.q[1:], start.q[0]],
+                                     baseOrientation=[*q_link[1:], q_link[0]],
                                      flags=pybullet.URDF_USE_INERTIA_FROM_FILE, physicsClientId=client)
         finally:
             os.unlink(path)
+        taken = np.array(pybullet.getDynamicsInfo(body, -1, physicsClientId=client)[2], dtype=float)
         pybullet.setGravity(*start.gravity.tolist(), physicsClientId=client)
         pybullet.setTimeStep(float(dt), physicsClientId=client)
         pybullet.resetBaseVelocity(body, start.v.tolist(), start.w_world.tolist(), physicsClientId=client)
@@ -110,6 +112,15 @@ def run(start, setting: str, dt: float, times):
         "gyroscopic": "btMultiBody's explicit bias force",
         "solver": f"sequential impulse, {engine.get('numSolverIterations', '?')} iterations",
         "max_velocity": MAX_VELOCITY,
-        "quaternion": "(x, y, z, w) of the inertial frame, omega world frame",
+        "quaternion": "(x, y, z, w) of the inertial (principal) frame, placed by a quaternion; omega world frame",
     }
-    return Trajectory(np.asarray(times, dtype=float), c, v, q, w), settings
+    remarks = {}
+    moments, _ = principal_frame(start)
+    if not np.allclose(taken, moments, rtol=1e-9, atol=0):
+        remarks["not_scored"] = (f"PyBullet took the principal moments {_moments(taken)} for {_moments(moments)} (it sets "
+                                 "the inertia of a body whose moments break I1 + I2 >= I3 to zero): not this body")
+    return Trajectory(np.asarray(times, dtype=float), c, v, q, w), settings, remarks
+
+
+def _moments(x) -> str:
+    return "[" + ", ".join(f"{float(v):.4g}" for v in x) + "]"

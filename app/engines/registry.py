@@ -3,7 +3,9 @@
 An adapter module holds ``ENGINE`` (the name users type), ``SETTINGS`` (setting name -> one line,
 the first the engine's default), ``PACKAGE`` (the module its engine imports as, None for Tumble's
 own), ``ORDER`` (its place in lists) and two functions: ``version()`` and ``run(start, setting,
-dt, times) -> (Trajectory, settings)``. The adapter modules import their engine only inside
+dt, times) -> (Trajectory, settings)`` or ``(Trajectory, settings, remarks)``, ``remarks`` a dict
+that may say ``not_scored`` (why the run must not be scored: the engine changed the body) and
+``notes`` (one-line remarks). The adapter modules import their engine only inside
 those functions, so reading this registry imports no engine; adding an engine is one file.
 """
 
@@ -112,10 +114,23 @@ def parse(text, flag: str = "--engines", check_installed: bool = True) -> list[t
 
 
 def run(engine: str, setting: str, start, dt: float, times):
-    """(trajectory, settings, version) of one engine setting; see the module docstring."""
+    """(trajectory, settings, version, remarks) of one engine setting (see the module docstring):
+    the engine's output to file descriptors 1 and 2 captured (:mod:`.quiet`) and its lines made
+    ``remarks["notes"]``; numpy's warnings of a run gone non-finite are silenced (the audit
+    reports such a run itself)."""
+    import warnings
+
+    import numpy as np
+
+    from . import quiet
+
     module = adapters()[engine]
+    printed: list[str] = []
     try:
-        trajectory, settings = module.run(start, setting, dt, times)
+        with quiet.captured(printed), warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)
+            result = module.run(start, setting, dt, times)
+            version = module.version()
     except (ParameterError, KeyboardInterrupt, MemoryError):
         raise
     except Exception as err:  # noqa: BLE001 - the engine refused the body or failed: one line naming it
@@ -123,7 +138,10 @@ def run(engine: str, setting: str, start, dt: float, times):
         raise ParameterError("--engines", canonical(engine, setting),
                              f"run this body (the engine failed: {err.__class__.__name__}"
                              f"{': ' + text[0][:200] if text else ''})") from None
-    return trajectory, settings, module.version()
+    trajectory, settings = result[:2]
+    remarks = dict(result[2]) if len(result) > 2 else {}
+    remarks["notes"] = list(remarks.get("notes", ())) + quiet.notes(engine, printed)
+    return trajectory, settings, version, remarks
 
 
 def fixed_step(engine: str, setting: str) -> bool:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
 import numpy as np
 
 from ..atomic import atomic_path
-from .audit import Audit, flip_tolerance, label
+from .audit import Audit, flip_tolerance, label, scored
 
 #: the summary CSV's columns (audit.csv), the run's figures by their --json names
 SUMMARY_COLUMNS = ("engine", "setting", "version", "dt", "max_orientation_error", "final_L_drift",
@@ -22,8 +23,11 @@ def _g(x, digits=3) -> str:
 
 
 def flips_words(run: dict) -> str:
+    """The flips a run missed and added in words; for a run not scored, why not."""
     from .score import flip_words
 
+    if not scored(run):
+        return f"not scored: {run['not_scored']}"
     return flip_words(run["flips"], run["flips_reference"], flip_tolerance(run["flips_reference"]))
 
 
@@ -46,6 +50,13 @@ def table_text(summary: dict) -> str:
             lines.append("  ".join("-" * w for w in widths))
     lines.append("")
     lines += [f"{label(r)}: {flips_words(r)}" for r in summary["runs"]]
+    for r in summary["runs"]:
+        if r.get("convention_error"):
+            for name in ("body", "first_sample"):
+                state = r["convention_error"][name]
+                lines.append(f"{label(r)}: {name.replace('_', ' ')}: " + ", ".join(
+                    f"{k} ({', '.join(f'{x:.9g}' for x in v)})" for k, v in state.items() if v is not None))
+        lines += [f"{label(r)}: note: {note}" for note in r.get("notes") or ()]
     return "\n".join(lines)
 
 
@@ -71,11 +82,6 @@ def _cell(x) -> str:
     return '"' + text.replace('"', '""') + '"' if any(ch in text for ch in ',"\n') else text
 
 
-def file_stem(run: dict) -> str:
-    """A file name for a run: its label with anything but letters, digits, dot and dash as _."""
-    return re.sub(r"[^A-Za-z0-9.\-]+", "_", label(run)).strip("_") or "run"
-
-
 def run_table(sc, setting_run) -> dict:
     """``tumble simulate``'s columns (those the run has) plus ``orientation_error``."""
     from ..simulation.table import trajectory_table
@@ -94,35 +100,73 @@ def run_table(sc, setting_run) -> dict:
     return table
 
 
+#: the summary's files in an --out folder (a run's CSV never takes one of their names)
+SUMMARY_FILES = ("audit.json", "audit.csv", "audit.png")
+
+
+def output_names(labels) -> list[str]:
+    """The files an --out folder receives for runs of these labels (:func:`~.audit.label`):
+    one CSV per run, in order (its label with anything but letters, digits, dot and dash as _,
+    never "audit", each once), then :data:`SUMMARY_FILES`."""
+    names, used = [], {"audit"}
+    for text in labels:
+        stem = re.sub(r"[^A-Za-z0-9.\-]+", "_", text).strip("_") or "run"
+        while stem.lower() in used:
+            stem += "_"
+        used.add(stem.lower())
+        names.append(f"{stem}.csv")
+    return names + list(SUMMARY_FILES)
+
+
+def check_outputs(folder, names, flag: str = "--out") -> None:
+    """Refuse, before any run, an --out folder where one of ``names`` could not be written: a
+    folder (or anything but a file) already under that name."""
+    from ..physics.errors import ParameterError
+
+    folder = Path(folder)
+    for name in names:
+        path = folder / name
+        if path.exists() and not path.is_file():
+            raise ParameterError(f"{flag} {folder}", f"{'a folder' if path.is_dir() else 'something'} named {name} "
+                                 "inside", f"leave {name} to the audit (it writes {', '.join(names[-3:])} and one "
+                                 "CSV per run there)")
+
+
 def write_outputs(sc, result: Audit, folder: Path, plot: Path | None = None) -> list[Path]:
-    """Into ``folder``: one CSV per setting, audit.json, audit.csv and audit.png (each written
-    atomically); ``plot`` also writes the plot there. Returns the paths written."""
+    """Into ``folder``: one CSV per setting, audit.json, audit.csv and audit.png, all or nothing:
+    written into a temporary folder beside it, which is renamed to ``folder`` (or whose files
+    are renamed into an existing ``folder``) once every file is written; on any failure (a full
+    disk) the temporary folder is removed and ``folder`` is untouched. Returns the paths."""
+    import shutil
+    import uuid
+
     from ..simulation.table import write_table
 
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    written = []
-    used = set()
-    for run in result.runs:
-        stem = file_stem(run.figures)
-        while stem in used:
-            stem += "_"
-        used.add(stem)
-        path = folder / f"{stem}.csv"
-        write_table(path, run_table(sc, run))
-        written.append(path)
-    path = folder / "audit.json"
-    with atomic_path(path) as tmp:
-        Path(tmp).write_text(json.dumps(result.summary, allow_nan=False, indent=1) + "\n", encoding="utf-8")
-    written.append(path)
-    path = folder / "audit.csv"
-    rows = summary_rows(result.summary)
-    with atomic_path(path) as tmp:
-        Path(tmp).write_text("\n".join([",".join(SUMMARY_COLUMNS)] + [",".join(_cell(r[k]) for k in SUMMARY_COLUMNS)
-                                                                     for r in rows]) + "\n", encoding="utf-8")
-    written.append(path)
-    written.append(write_plot(result, folder / "audit.png"))
-    return written
+    names = output_names(label(run.figures) for run in result.runs)
+    check_outputs(folder, names)
+    parent = folder.parent if str(folder.parent) else Path(".")
+    staging = parent / f".{folder.name[:40]}.{uuid.uuid4().hex[:12]}.part"
+    staging.mkdir()  # the user's umask applies, as to a folder made by hand
+    try:
+        for run, name in zip(result.runs, names):
+            write_table(staging / name, run_table(sc, run))
+        (staging / "audit.json").write_text(json.dumps(result.summary, allow_nan=False, indent=1) + "\n",
+                                             encoding="utf-8")
+        rows = summary_rows(result.summary)
+        (staging / "audit.csv").write_text("\n".join([",".join(SUMMARY_COLUMNS)] + [
+            ",".join(_cell(r[k]) for k in SUMMARY_COLUMNS) for r in rows]) + "\n", encoding="utf-8")
+        write_plot(result, staging / "audit.png")
+        if not folder.exists():
+            os.rename(staging, folder)
+        else:
+            for name in names:
+                os.replace(staging / name, folder / name)
+            staging.rmdir()
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return [folder / name for name in names]
 
 
 def write_plot(result: Audit, path) -> Path:

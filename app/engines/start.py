@@ -72,6 +72,46 @@ def start_of(sc) -> Start:
                  np.array(sc.applied_loads.gravity, dtype=float))
 
 
+#: an engine's first sample must be the body's start within this: the angle (rad) between the two
+#: orientations, and the gap of omega and of the centre of mass relative to their size (1 rad/s and
+#: 1 m where the start is at rest or at the origin). Every adapter sets the start in float64 and
+#: reads it back before any step, so only a wrong conversion (a frame turned, an order swapped)
+#: is off by more than round-off
+START_MATCH = 1e-9
+
+
+def start_gaps(start: Start, q, w, c) -> dict:
+    """How far a first sample (``q`` body to world, ``w`` body frame, ``c`` world; None where a
+    trajectory holds none) is from ``start``: orientation (rad), omega and com (relative)."""
+    from ..physics import quaternion as quat
+
+    gaps = {"orientation": float(quat.angle_between(np.asarray(start.q, dtype=float), np.asarray(q, dtype=float)))}
+    for name, mine, theirs in (("omega", start.w, w), ("com", start.c, c)):
+        if theirs is not None:
+            mine = np.asarray(mine, dtype=float)
+            gap = np.linalg.norm(np.asarray(theirs, dtype=float) - mine)
+            gaps[name] = float(gap / max(float(np.linalg.norm(mine)), 1.0))
+    return gaps
+
+
+def start_mismatch(start: Start, q, w, c, tolerance: float = START_MATCH) -> str | None:
+    """None when a first sample is ``start`` within ``tolerance`` (see :data:`START_MATCH`),
+    else one line naming what differs and by how much (a NaN differs)."""
+    gaps = start_gaps(start, q, w, c)
+    words = {"orientation": "the orientation {:.3g} rad", "omega": "omega {:.3g} relative",
+             "com": "the centre of mass {:.3g} relative"}
+    off = [words[k].format(v) for k, v in gaps.items() if not v <= tolerance]
+    if not off:
+        return None
+    return f"the first sample is not the body's start: {', '.join(off)} off (allowed {tolerance:g})"
+
+
+def state_words(q, w, c) -> dict:
+    """A first sample or a start as plain lists, for the --json object and the table."""
+    as_list = lambda x: None if x is None else [float(v) for v in np.asarray(x, dtype=float)]  # noqa: E731
+    return {"q": as_list(q), "w": as_list(w), "c": as_list(c)}
+
+
 #: an interval within this relative amount of a whole number of steps counts as whole
 STEP_SLACK = 1e-9
 

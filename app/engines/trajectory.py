@@ -17,15 +17,28 @@ from itertools import product
 import numpy as np
 
 from ..physics import quaternion as quat
+from ..physics.compiled.kernels import OMEGA_LIMIT
 from ..physics.errors import ParameterError
+from ..scenario.schema import MAX_MAGNITUDE as SCENARIO_MAGNITUDE
 
 QUATERNION_ORDERS = ("wxyz", "xyzw")
 OMEGA_FRAMES = ("body", "world")
+#: most rows of a file: as many as an engine run's samples (``audit.MAX_AUDIT_SAMPLES``). Scoring
+#: takes about 0.5 KB and 10-20 us a row here (the closed form at each row's time most of it), so a
+#: million rows stays within 1 GB and 30 s; 2,000,000 took 45 s and 1.1 GB
+MAX_ROWS = 1_000_000
+#: largest omega component (rad/s) of a file: past it Tumble counts a run as diverged
+MAX_OMEGA = OMEGA_LIMIT
+#: largest time (s) and centre-of-mass component (m) of a file, as any number of a scenario
+MAX_MAGNITUDE = SCENARIO_MAGNITUDE
 #: fewest rows of a file (two intervals: a flip between samples needs three)
 MIN_ROWS = 3
 #: a quaternion's norm may differ from 1 by this much (files rounded to 6 digits are 1e-6 off)
 UNIT_TOLERANCE = 1e-3
-#: the file's first orientation must be the scenario's within this angle (rad)
+#: the file's first row must be the scenario's start within this: its orientation's angle (rad),
+#: its omega's and centre of mass's gap relative to their size (1 rad/s and 1 m at rest or at the
+#: origin). An engine run is held to 1e-9 (``start.START_MATCH``); a file's numbers may be
+#: float32 (7 digits) or rounded to 6, so a file is held to what those keep
 START_TOLERANCE = 1e-3
 #: a convention fits when the median gap between the file's omega and the omega implied by its
 #: quaternions is below this share of the median |omega|. The implied omega is the rotation
@@ -93,7 +106,7 @@ def _declared(order, frame) -> str:
 
 
 def check_basic(a: Arrays) -> None:
-    """Rows, increasing times, finite numbers, unit quaternions: one line each."""
+    """Rows, increasing times, finite numbers within their bounds, unit quaternions: one line each."""
     n = len(a.t)
     if n < MIN_ROWS:
         raise ParameterError(a.where, f"{n} row(s)", f"hold at least {MIN_ROWS} rows")
@@ -101,6 +114,14 @@ def check_basic(a: Arrays) -> None:
         if x is not None and not np.all(np.isfinite(x)):
             row = int(np.argmax(~np.all(np.isfinite(np.reshape(x, (n, -1))), axis=1)))
             raise ParameterError(a.where, f"row {row + 1}", f"hold finite numbers ({name} is not finite there)")
+    for name, x, bound, unit in (("t", a.t, MAX_MAGNITUDE, "s"), ("omega", a.w, MAX_OMEGA, "rad/s"),
+                                 ("the centre of mass", a.c, MAX_MAGNITUDE, "m")):
+        if x is not None:
+            big = np.max(np.abs(np.reshape(x, (n, -1))), axis=1) > bound
+            if big.any():
+                row = int(np.argmax(big))
+                raise ParameterError(a.where, f"row {row + 1}", f"hold {name} of at most {bound:g} {unit} in each "
+                                     "component")
     steps = np.diff(a.t)
     if np.any(steps <= 0):
         row = int(np.argmax(steps <= 0)) + 2
@@ -142,11 +163,28 @@ def check_conventions(a: Arrays, order: str, frame: str) -> tuple[np.ndarray, np
     return q, w
 
 
-def check_start(a: Arrays, q: np.ndarray, q0: np.ndarray, order: str) -> None:
-    """The first orientation must be the scenario's; where another order or the inverse would
-    match, the refusal says so."""
+def check_start(a: Arrays, q: np.ndarray, w, start, order: str) -> None:
+    """The first row must be the scenario's ``start`` (a :class:`~.start.Start`): where another
+    quaternion order or the inverse would match the orientation, the refusal says so; omega and
+    the centre of mass, where the file holds them, are named with both states."""
+    from .start import start_mismatch
+
+    q0 = np.asarray(start.q, dtype=float)
     angle = float(quat.angle_between(q0, q[0]))
     if angle <= START_TOLERANCE:
+        c0 = None if a.c is None else a.c[0]
+        mismatch = start_mismatch(start, q[0], None if w is None else w[0], c0, START_TOLERANCE)
+        if mismatch is not None:
+            both = lambda x, y: "(" + ", ".join(f"{v:.6g}" for v in x) + ") where the scenario has (" + \
+                ", ".join(f"{v:.6g}" for v in y) + ")"  # noqa: E731
+            parts = []
+            if w is not None:
+                parts.append(f"omega {both(w[0], start.w)}")
+            if c0 is not None:
+                parts.append(f"the centre of mass {both(c0, start.c)}")
+            raise ParameterError(a.where, "a first row that is not the scenario's start",
+                                 f"start at the scenario's initial state ({mismatch.split(': ', 1)[1]}: "
+                                 + "; ".join(parts) + ")")
         return
     q_unit = a.q[:1] / np.linalg.norm(a.q[:1], axis=1, keepdims=True)
     for o, conj in product(QUATERNION_ORDERS, (False, True)):
@@ -158,15 +196,16 @@ def check_start(a: Arrays, q: np.ndarray, q0: np.ndarray, order: str) -> None:
                          f"start at the scenario's initial orientation (within {START_TOLERANCE:g} rad)")
 
 
-def checked(a: Arrays, q0: np.ndarray, order: str = "wxyz", frame: str = "body"):
+def checked(a: Arrays, start, order: str = "wxyz", frame: str = "body"):
     """(t from the first row, q body to world, omega body frame or None, c or None) of a file
-    whose content passed every check, conventions first."""
+    whose content passed every check, conventions first; ``start`` the scenario's
+    :class:`~.start.Start`."""
     if order not in QUATERNION_ORDERS:
         raise ParameterError("--quaternion", order, "be wxyz or xyzw")
     if frame not in OMEGA_FRAMES:
         raise ParameterError("--omega", frame, "be body or world")
     check_basic(a)
     q, w = check_conventions(a, order, frame)
-    check_start(a, q, q0, order)
+    check_start(a, q, w, start, order)
     t = np.asarray(a.t, dtype=float)
     return t - t[0], q, w, None if a.c is None else np.asarray(a.c, dtype=float)
