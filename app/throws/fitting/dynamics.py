@@ -292,6 +292,16 @@ def skew(v) -> np.ndarray:
     return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
 
 
+def rotation_matrix(rotvec) -> np.ndarray:
+    """exp([rotvec]x) by Rodrigues' formula (scipy's Rotation costs more than the short fits it serves)."""
+    v = np.asarray(rotvec, dtype=float)
+    theta = float(np.linalg.norm(v))
+    k = skew(v)
+    if theta < 1e-8:
+        return np.eye(3) + k + 0.5 * (k @ k)
+    return np.eye(3) + math.sin(theta) / theta * k + (1 - math.cos(theta)) / theta ** 2 * (k @ k)
+
+
 def turn_directions(rotvec, inertia_turned) -> np.ndarray:
     """d(R J R^T)/d(rotvec_i) (3, 3, 3) for R = exp([rotvec]x) and ``inertia_turned`` = R J R^T:
     [a_i]x J' - J' [a_i]x with a_i = J_l(rotvec) e_i, J_l the left Jacobian of SO(3)
