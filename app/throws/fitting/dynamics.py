@@ -135,9 +135,10 @@ def simulate_rates(times, t0: float, w0, inertia, drag_model: str, coefficients,
 
 
 @njit(cache=True)
-def _rhs_jac(w, m, model, c, dirs, n_dir, n_cols, s, f, ds):
+def _rhs_jac(w, m, model, c, dirs, n_dir, n_cols, s, f, ds, g, a):
     """f(w) into ``f`` and the variational right-hand side (df/dw) s + df/dp into ``ds``
-    (3 x n_cols; columns: 3 for the initial rate, ``n_dir`` inertia directions, 3 drag)."""
+    (3 x n_cols; columns: 3 for the initial rate, ``n_dir`` inertia directions, 3 drag);
+    ``g`` and ``a`` are 3x3 scratch."""
     w0, w1, w2 = w[0], w[1], w[2]
     f0, f1, f2 = _rhs(w0, w1, w2, m, model, c[0], c[1], c[2])
     f[0], f[1], f[2] = f0, f1, f2
@@ -145,7 +146,6 @@ def _rhs_jac(w, m, model, c, dirs, n_dir, n_cols, s, f, ds):
     l0 = m[0] * w0 + m[1] * w1 + m[2] * w2
     l1 = m[3] * w0 + m[4] * w1 + m[5] * w2
     l2 = m[6] * w0 + m[7] * w1 + m[8] * w2
-    g = np.empty((3, 3))
     # [Jw]x - [w]x J
     g[0, 0] = 0.0 - (-w2 * m[3] + w1 * m[6])
     g[0, 1] = -l2 - (-w2 * m[4] + w1 * m[7])
@@ -171,7 +171,7 @@ def _rhs_jac(w, m, model, c, dirs, n_dir, n_cols, s, f, ds):
                 g[i, j] -= c[i] * ww[i] * ww[j] * inv_n
             g[i, i] -= c[i] * n
         phi0, phi1, phi2 = n * w0, n * w1, n * w2
-    a = np.empty((3, 3))  # df/dw = J^-1 dg/dw
+    # df/dw = J^-1 dg/dw
     for i in range(3):
         for j in range(3):
             a[i, j] = m[9 + 3 * i] * g[0, j] + m[10 + 3 * i] * g[1, j] + m[11 + 3 * i] * g[2, j]
@@ -220,6 +220,8 @@ def propagate_jac(t0, w_start, times, jm, ji, model, c, h_max, dirs, n_cols, out
     sb = np.empty((3, n_cols))
     sd = np.empty((3, n_cols))
     se = np.empty((3, n_cols))
+    g = np.empty((3, 3))
+    a = np.empty((3, 3))
     t = t0
     for k in range(times.shape[0]):
         span = times[k] - t
@@ -228,22 +230,22 @@ def propagate_jac(t0, w_start, times, jm, ji, model, c, h_max, dirs, n_cols, out
             n = 1
         h = span / n
         for _ in range(n):
-            _rhs_jac(w, m, model, c, dirs, n_dir, n_cols, s, ka, sa)
+            _rhs_jac(w, m, model, c, dirs, n_dir, n_cols, s, ka, sa, g, a)
             for i in range(3):
                 ws[i] = w[i] + 0.5 * h * ka[i]
                 for j in range(n_cols):
                     ss[i, j] = s[i, j] + 0.5 * h * sa[i, j]
-            _rhs_jac(ws, m, model, c, dirs, n_dir, n_cols, ss, kb, sb)
+            _rhs_jac(ws, m, model, c, dirs, n_dir, n_cols, ss, kb, sb, g, a)
             for i in range(3):
                 ws[i] = w[i] + 0.5 * h * kb[i]
                 for j in range(n_cols):
                     ss[i, j] = s[i, j] + 0.5 * h * sb[i, j]
-            _rhs_jac(ws, m, model, c, dirs, n_dir, n_cols, ss, kd, sd)
+            _rhs_jac(ws, m, model, c, dirs, n_dir, n_cols, ss, kd, sd, g, a)
             for i in range(3):
                 ws[i] = w[i] + h * kd[i]
                 for j in range(n_cols):
                     ss[i, j] = s[i, j] + h * sd[i, j]
-            _rhs_jac(ws, m, model, c, dirs, n_dir, n_cols, ss, ke, se)
+            _rhs_jac(ws, m, model, c, dirs, n_dir, n_cols, ss, ke, se, g, a)
             for i in range(3):
                 w[i] += h / 6.0 * (ka[i] + 2.0 * kb[i] + 2.0 * kd[i] + ke[i])
                 for j in range(n_cols):
