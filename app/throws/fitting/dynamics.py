@@ -272,6 +272,104 @@ def propagate_flights_jac(t, offsets, w_starts, jm, ji, model, c, h_max, dirs, n
                           sens[a + 1:b])
 
 
+@njit(cache=True)
+def _cost_of(out, w_meas, used):
+    total = 0.0
+    for k in range(out.shape[0]):
+        if used[k]:
+            for i in range(3):
+                d = out[k, i] - w_meas[k, i]
+                total += d * d
+    return 0.5 * total
+
+
+@njit(cache=True)
+def fit_initial_rate(t, w_meas, used, w_start, jm, ji, model, c, h_max, xtol, ftol, max_iterations):
+    """The initial rate (at ``t[0]``) whose model rates best match ``w_meas`` at the ``used``
+    stamps, the body held: Levenberg-Marquardt (Marquardt's diagonal damping, Nielsen's update;
+    Madsen, Nielsen & Tingleff 2004, 3.2) on the exact 3x3 Gauss-Newton system of the
+    variational equations, compiled whole (a flight's edges refit this thousands of times).
+    Stops as MINPACK does: a relative fall of the cost below ``ftol`` or a step below ``xtol``
+    of the rate."""
+    n = t.shape[0]
+    offsets = np.array([0, n], dtype=np.int64)
+    out = np.empty((n, 3))
+    sens = np.empty((n, 3, 3))
+    trial = np.empty((n, 3))
+    dirs = np.zeros((0, 3, 3))
+    w = np.empty((1, 3))
+    w[0, 0], w[0, 1], w[0, 2] = w_start[0], w_start[1], w_start[2]
+    w_new = np.empty((1, 3))
+    damping, nu = 1e-3, 2.0
+    propagate_flights_jac(t, offsets, w, jm, ji, model, c, h_max, dirs, 3, out, sens)
+    cost = _cost_of(out, w_meas, used)
+    h = np.zeros((3, 3))
+    g = np.zeros(3)
+    fresh = True
+    for _ in range(max_iterations):
+        if not math.isfinite(cost):
+            break
+        if fresh:
+            h[:, :] = 0.0
+            g[:] = 0.0
+            for k in range(n):
+                if not used[k]:
+                    continue
+                for i in range(3):
+                    r = out[k, i] - w_meas[k, i]
+                    for a in range(3):
+                        g[a] += sens[k, i, a] * r
+                        for b in range(3):
+                            h[a, b] += sens[k, i, a] * sens[k, i, b]
+            fresh = False
+        m = h.copy()
+        for a in range(3):
+            m[a, a] += damping * max(h[a, a], 1e-300)
+        p = np.linalg.solve(m, -g)
+        step = math.sqrt(p[0] ** 2 + p[1] ** 2 + p[2] ** 2)
+        size = math.sqrt(w[0, 0] ** 2 + w[0, 1] ** 2 + w[0, 2] ** 2)
+        if step <= xtol * (xtol + size):
+            break
+        for i in range(3):
+            w_new[0, i] = w[0, i] + p[i]
+        propagate_flights(t, offsets, w_new, jm, ji, model, c, h_max, trial)
+        cost_new = _cost_of(trial, w_meas, used)
+        predicted = -(g[0] * p[0] + g[1] * p[1] + g[2] * p[2])
+        quad = 0.0
+        for a in range(3):
+            for b in range(3):
+                quad += p[a] * h[a, b] * p[b]
+        predicted -= 0.5 * quad
+        actual = cost - cost_new
+        if math.isfinite(cost_new) and actual > 0.0 and predicted > 0.0:
+            ratio = actual / predicted
+            w[0, :] = w_new[0, :]
+            propagate_flights_jac(t, offsets, w, jm, ji, model, c, h_max, dirs, 3, out, sens)
+            fresh = True
+            done = actual <= ftol * cost
+            cost = cost_new
+            damping *= max(1.0 / 3.0, 1.0 - (2.0 * ratio - 1.0) ** 3)
+            nu = 2.0
+            if done:
+                break
+        else:
+            damping *= nu
+            nu *= 2.0
+            if damping > 1e16:
+                break
+    return w[0].copy()
+
+
+def initial_rate(times, w_measured, used, w0, inertia, drag_model: str, coefficients, xtol: float = 1e-10,
+                 ftol: float = 1e-10, max_iterations: int = 200, h_max: float = H_MAX) -> np.ndarray:
+    """:func:`fit_initial_rate` for a flight's stamps ``times`` (the rate ``w0`` at ``times[0]``)."""
+    jm = np.ascontiguousarray(inertia, dtype=float)
+    return fit_initial_rate(np.ascontiguousarray(times, dtype=float), np.ascontiguousarray(w_measured, dtype=float),
+                            np.ascontiguousarray(used, dtype=np.bool_), np.asarray(w0, dtype=float), jm, inverse3(jm),
+                            drag_id(drag_model), np.asarray(coefficients, dtype=float), h_max, xtol, ftol,
+                            max_iterations)
+
+
 def rates_and_jacobian(times, w0, inertia, drag_model: str, coefficients, directions=None, drag_columns=False,
                        h_max: float = H_MAX):
     """(w (n, 3), dw/dq (n, 3, n_q)) at ``times`` (w0 at ``times[0]``, the rest monotonic away from

@@ -17,7 +17,7 @@ from scipy.optimize import least_squares
 
 from ...physics.errors import ParameterError
 from . import flights as fl
-from .dynamics import rates_and_jacobian, rotation_matrix, simulate_rates, turn_directions
+from .dynamics import initial_rate, rates_and_jacobian, rotation_matrix, simulate_rates, turn_directions
 from ..recordings.reader import Recording
 from .solver import FitCancelled, solve
 
@@ -304,17 +304,10 @@ def refit_start(rec, f, w0, inertia, drag_model, drag):
     """The flight's initial rate fitted alone, the shared parameters held."""
     used = ~rec.saturated[f.i0:f.i1]
     measured = rec.w[f.i0:f.i1]
-
-    def residuals(w_start):
-        return (_flight_model(rec, f, w_start, inertia, drag_model, drag) - measured)[used].ravel()
-
     w0 = np.asarray(w0, dtype=float)
     if not np.all(np.isfinite(w0)):  # a start integrated through a body that blew up: the measured rate
         w0 = start_rate(rec, f.i0, f.i1)
-    def jacobian(w_start):
-        return _flight_jacobian(rec, f, w_start, inertia, drag_model, drag, used)
-
-    return least_squares(residuals, w0, jac=jacobian, method="lm", xtol=1e-10, ftol=1e-10).x
+    return initial_rate(rec.t[f.i0:f.i1], measured, used, w0, inertia, drag_model, drag)
 
 
 def settle_edges(recordings, flights, w0s, inertia, drag_model, drag, windows, cancel, anchors=None):
