@@ -465,8 +465,9 @@ def block_lm(residuals, jacobian_blocks, row_flight, layout: Layout, x0, lower, 
             nu *= 2
             if damping > 1e16:
                 break
-    blocks = jacobian_blocks(x)
-    njev += 1
+    if blocks is None:  # the last step was taken: its Jacobian for the covariance
+        blocks = jacobian_blocks(x)
+        njev += 1
     scale = np.sqrt(np.maximum(rho[1] + 2 * rho[2] * f ** 2, EPS))
     return BlockResult(x, f, cost, as_matrix(blocks * scale[:, None]), nfev, njev)
 
