@@ -56,3 +56,20 @@ def test_racket_session_has_the_samples_body():
 def test_speed_bench_refuses_no_recordings(capsys):
     assert sb.main(["--recordings", "0"]) == 2
     assert "--recordings must be >= 1, got 0" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_fit_bench_speed_prints_one_json_object():
+    """``tumble fit-bench --speed --json``: the README's command, its figures as one object."""
+    import json
+
+    from conftest import tumble
+
+    res = tumble("fit-bench", "--speed", "--json", timeout=840)
+    assert res.returncode == 0, res.stderr
+    figures = json.loads(res.stdout)
+    assert set(figures) == {"reference_seconds", "clean_flight", "racket_session"}
+    assert figures["racket_session"]["flights_fitted"] >= 90
+    assert figures["clean_flight"]["ratio_to_reference"] == pytest.approx(
+        figures["clean_flight"]["seconds"] / figures["reference_seconds"])
