@@ -423,3 +423,16 @@ def drag_torque(w: np.ndarray, drag_model: str, coefficients) -> np.ndarray:
     if drag_model == "none":
         return np.zeros_like(np.asarray(w, dtype=float))
     return loads.drag_torque(drag_model, coefficients, w)
+
+
+def warm_up() -> None:
+    """Load (or compile) every kernel a fit calls, on a tiny flight: a live session does this
+    off its poll thread, so that its first fit does not wait for numba's cache."""
+    times = np.array([0.0, 0.01, 0.02])
+    w = np.array([[0.0, 1.0, 0.1], [0.0, 1.0, 0.1], [0.0, 1.0, 0.1]])
+    inertia = np.diag([0.5, 0.8, 1.0])
+    simulate_rates(times[1:], 0.0, w[0], inertia, "none", np.zeros(3))
+    propagate_flights(times, np.array([0, 3], dtype=np.int64), w[:1].copy(), inertia, inverse3(inertia), 0,
+                      np.zeros(3), H_MAX, np.empty((3, 3)))
+    rates_and_jacobian(times, w[0], inertia, "quadratic", np.zeros(3), np.zeros((1, 3, 3)), drag_columns=True)
+    initial_rate(times, w, np.ones(3, dtype=bool), w[0], inertia, "quadratic", np.zeros(3))
