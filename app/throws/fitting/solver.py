@@ -570,7 +570,7 @@ def output_std(sol: Solution):
     for the few flights a session has)."""
     from scipy.special import stdtrit
 
-    layout, x, k = sol.layout, sol.x, sol.layout.n_shared
+    layout, x = sol.layout, sol.x
     noise = _delta(layout, x, sol.cov)
     between = between_flights_covariance(sol)
     if between is None:
