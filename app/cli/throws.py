@@ -65,6 +65,9 @@ def add_throw_parsers(sub) -> None:
     b.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     b.add_argument("--out", metavar="DIR", help="keep the synthetic sessions there (phyphox folders, each with "
                                                 "truth.json: the body and the throws it was made with)")
+    b.add_argument("--speed", action="store_true",
+                   help="only the fit's speed: one clean flight, and s per 100 flights of a racket-like session "
+                        "(python -m tumble.throws.benches.speed_bench)")
 
 
 def _times(flag):
@@ -182,6 +185,13 @@ def cmd_predict(args) -> int:
 def cmd_fit_bench(args) -> int:
     from ..throws.benches.fit_bench import run_fit_bench
 
+    if args.speed:
+        from ..throws.benches.speed_bench import run_speed_bench
+
+        figures = run_speed_bench(seed=args.seed, say=lambda line: print(line, flush=True) if not args.json else None)
+        if args.json:
+            print(json.dumps(figures, allow_nan=False))
+        return EXIT_OK
     out = check_out_folder(args.out) if args.out else None
     figures = run_fit_bench(seed=args.seed, out=out, say=lambda line: print(line, flush=True) if not args.json else None)
     if args.json:

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import least_squares
-from scipy.spatial.transform import Rotation
 
 from ...physics.errors import ParameterError
 from . import flights as fl
-from .dynamics import simulate_rates
+from .dynamics import initial_rate, rates_and_jacobian, rotation_matrix, simulate_rates, turn_directions
 from ..recordings.reader import Recording
 from .solver import FitCancelled, solve
 
@@ -227,16 +226,20 @@ def _local_edge(rec, g, i_start, w_start, inertia, drag_model, drag, windows, an
     inertia = np.asarray(inertia, dtype=float)
 
     def turned(x):
-        r = Rotation.from_rotvec(x[3:]).as_matrix()
+        r = rotation_matrix(x[3:])
         return r @ inertia @ r.T
 
     def residuals(x):
         return (_flight_model(rec, part, x[:3], turned(x), drag_model, drag) - measured)[used].ravel()
 
+    def jacobian(x):
+        body = turned(x)
+        return _flight_jacobian(rec, part, x[:3], body, drag_model, drag, used, turn_directions(x[3:], body))
+
     # the launch rate and the body's axes turned (a sensor a few degrees off them, which the
     # body may or may not know): the edge then does not hang on which axes the body has
-    x = least_squares(residuals, np.concatenate((np.asarray(guess, dtype=float), np.zeros(3))), method="lm",
-                      xtol=1e-10, ftol=1e-10).x
+    x = least_squares(residuals, np.concatenate((np.asarray(guess, dtype=float), np.zeros(3))), jac=jacobian,
+                      method="lm", xtol=1e-10, ftol=1e-10).x
     body = turned(x)
     dev = residuals(x).reshape(-1, 3)
     rms = float(np.sqrt(np.mean(np.sum(dev * dev, axis=1))))
@@ -268,6 +271,13 @@ def _flight_model(rec, f, w0, inertia, drag_model, drag):
     return out
 
 
+def _flight_jacobian(rec, f, w0, inertia, drag_model, drag, used, directions=None):
+    """d(model rates at the flight's unclipped stamps)/d(w0, then each inertia direction), as
+    least squares wants it (rows: the residuals of :func:`_flight_model`)."""
+    _, sens = rates_and_jacobian(rec.t[f.i0:f.i1], w0, inertia, drag_model, drag, directions)
+    return sens[used].reshape(-1, sens.shape[2])
+
+
 def core_start(rec, f, w0, inertia, drag_model, drag) -> tuple[np.ndarray, float]:
     """(rate at the flight's first stamp, rms) of the flight's core, EDGE_MARGIN_S inside its
     edges, fitted alone and integrated back to the first stamp: a hand's ramp or a catch still
@@ -294,14 +304,10 @@ def refit_start(rec, f, w0, inertia, drag_model, drag):
     """The flight's initial rate fitted alone, the shared parameters held."""
     used = ~rec.saturated[f.i0:f.i1]
     measured = rec.w[f.i0:f.i1]
-
-    def residuals(w_start):
-        return (_flight_model(rec, f, w_start, inertia, drag_model, drag) - measured)[used].ravel()
-
     w0 = np.asarray(w0, dtype=float)
     if not np.all(np.isfinite(w0)):  # a start integrated through a body that blew up: the measured rate
         w0 = start_rate(rec, f.i0, f.i1)
-    return least_squares(residuals, w0, method="lm", xtol=1e-10, ftol=1e-10).x
+    return initial_rate(rec.t[f.i0:f.i1], measured, used, w0, inertia, drag_model, drag)
 
 
 def settle_edges(recordings, flights, w0s, inertia, drag_model, drag, windows, cancel, anchors=None):

@@ -6,9 +6,10 @@ Shared parameters: ``log j`` of two axes (the third, the largest at the start, i
 equations do not change when J and the drag are scaled together, so only ratios are
 observable), the drag coefficients (>= 0), ``delta``; per flight: the rate at its first stamp.
 Residuals: integrated minus measured rate at every recorded, unclipped stamp, under a plain
-or robust loss. scipy's ``least_squares`` (trust-region reflective) differentiates by finite
-differences grouped with a block-sparse pattern (a flight's initial rate touches only its own
-rows), so the cost of a Jacobian does not grow with the number of flights.
+or robust loss. The model's exact Jacobian comes from its variational equations
+(:func:`.dynamics.propagate_flights_jac`), block-sparse (a flight's initial rate touches only its
+own rows), and the joint fit's Levenberg-Marquardt steps solve that block-arrow system exactly
+(:func:`block_lm`); a flight fitted alone goes to MINPACK's Levenberg-Marquardt.
 
 Standard errors: the noise's ``s^2 (A^T A)^-1`` (e.g. Seber & Wild, *Nonlinear Regression*,
 2.1) and the spread between flights, a cluster-robust ("sandwich") covariance over flights
@@ -28,20 +29,20 @@ from scipy.optimize import least_squares
 from scipy.spatial.transform import Rotation
 
 from ...physics.errors import ParameterError
-from .dynamics import DRAG_MODELS, H_MAX, drag_id, propagate_flights
+from .dynamics import (DRAG_MODELS, H_MAX, drag_id, inverse3, propagate_flights, propagate_flights_jac,
+                       turn_directions)
 
 
 class FitCancelled(Exception):
     """The caller's cancel check said stop (raised between function evaluations)."""
 
 
-#: least_squares: most Jacobians per fit, and lsmr's settings for the trust-region step: its
-#: defaults (tolerances 1e-6, at most min(m, n) iterations) leave the Gauss-Newton steps so
-#: inexact that a fit near its minimum crawled for 100 to 200 iterations; with these it takes
-#: 5 to 15. Drag coefficients are bounded below by 0 (a negative one would feed the spin, and
-#: FIT.toml could not hold it); the bounds cost about 1.5x in time
+#: most Jacobians per fit (:func:`block_lm`, and MINPACK's for a flight fitted alone). Drag
+#: coefficients are bounded below by 0 (a negative one would feed the spin, and FIT.toml could
+#: not hold it)
 MAX_ITERATIONS = 200
-LSMR_OPTIONS = {"atol": 1e-10, "btol": 1e-10, "maxiter": 5000}
+#: the smallest row scale of a robust loss (scipy's: the machine epsilon)
+EPS = np.finfo(float).eps
 
 
 # ------------------------------------------------------------------ the model's parameters
@@ -155,18 +156,57 @@ class FlightData:
                      np.asarray(offsets, dtype=np.int64))
 
 
-def _sparsity(data: FlightData, layout: Layout):
-    rows_per_sample = np.repeat(np.arange(len(data.offsets) - 1), np.diff(data.offsets))[data.used]
-    n_rows = 3 * len(rows_per_sample)
-    flight_of_row = np.repeat(rows_per_sample, 3)
-    n_cols = layout.n_shared + 3 * layout.n_flights
-    r_idx = [np.repeat(np.arange(n_rows), layout.n_shared)]
-    c_idx = [np.tile(np.arange(layout.n_shared), n_rows)]
-    for k in range(3):
-        r_idx.append(np.arange(n_rows))
-        c_idx.append(layout.n_shared + 3 * flight_of_row + k)
-    r, c = np.concatenate(r_idx), np.concatenate(c_idx)
-    return sparse.csr_matrix((np.ones(len(r)), (r, c)), shape=(n_rows, n_cols)), flight_of_row
+def _row_flights(data: FlightData) -> np.ndarray:
+    """The flight of each residual row (three per unclipped sample)."""
+    return np.repeat(np.repeat(np.arange(len(data.offsets) - 1), np.diff(data.offsets))[data.used], 3)
+
+
+def _jacobian_of(data: FlightData, layout: Layout, model_id: int):
+    """(x -> (model, the residuals' Jacobian as rows of its nonzero blocks: each row's shared
+    columns, then its flight's three initial-rate columns), those blocks -> the CSR matrix)."""
+    flight_of_sample = np.repeat(np.arange(len(data.offsets) - 1), np.diff(data.offsets))[data.used]
+    n_rows = 3 * len(flight_of_sample)
+    k = layout.n_shared
+    per_row = k + 3
+    indptr = np.arange(0, n_rows * per_row + 1, per_row)
+    indices = np.empty((n_rows, per_row), dtype=np.int64)
+    indices[:, :k] = np.arange(k)
+    indices[:, k:] = k + 3 * np.repeat(flight_of_sample, 3)[:, None] + np.arange(3)
+    indices = indices.ravel()
+    free = [a for a in range(3) if a != layout.fixed]
+    n_cols = 3 + 2 + layout.n_rot + (3 if layout.n_drag else 0)
+    out = np.empty_like(data.w)
+    sens = np.empty((len(data.t), 3, n_cols))
+    n_x = k + 3 * layout.n_flights
+
+    def values(x):
+        """(model rates (all stamps), d residual / d(shared, own flight's rate) (rows, k + 3))."""
+        j, rot, c, w_starts = layout.unpack(x)
+        jm = rot @ np.diag(j) @ rot.T
+        # d J / d log j_a = j_a r_a r_a^T; d J / d rotvec_i: the turn's directions
+        dirs = [j[a] * np.outer(rot[:, a], rot[:, a]) for a in free]
+        if layout.n_rot:
+            dirs += list(turn_directions(x[2 + layout.n_drag:2 + layout.n_drag + 3], jm))
+        try:
+            propagate_flights_jac(data.t, data.offsets, np.ascontiguousarray(w_starts), jm, inverse3(jm), model_id,
+                                  np.ascontiguousarray(c), H_MAX, np.ascontiguousarray(np.array(dirs)), n_cols, out,
+                                  sens)
+            s = sens[data.used]                                   # (samples, 3, n_cols)
+        except np.linalg.LinAlgError:
+            s = np.zeros((len(flight_of_sample), 3, n_cols))
+        d0 = 3 + 2 + layout.n_rot
+        shared = [s[:, :, 3:5]]                                   # log j
+        if layout.n_drag:
+            shared.append(s[:, :, d0:d0 + 3])
+        if layout.n_rot:
+            shared.append(s[:, :, 5:5 + 3])
+        v = np.concatenate(shared + [s[:, :, 0:3]], axis=2).reshape(n_rows, per_row)
+        return out, np.where(np.isfinite(v), v, 0.0)
+
+    def as_matrix(v):
+        return sparse.csr_matrix((v.ravel(), indices, indptr), shape=(n_rows, n_x))
+
+    return values, as_matrix
 
 
 def _one_blas_thread():
@@ -186,7 +226,7 @@ class Solution:
 
     layout: Layout
     x: np.ndarray
-    cov: np.ndarray              # covariance of x from the noise alone (s^2 (A^T A)^-1)
+    cov: np.ndarray              # covariance of the shared part of x from the noise alone (s^2 (A^T A)^-1)
     data: FlightData
     w_model: np.ndarray
     cost: float
@@ -244,9 +284,11 @@ def solve(recordings, flights, inertia, drag_model, drag, axes_mode, w0s, cancel
     def model(x):
         j, rot, c, w_starts = layout.unpack(x)
         jm = rot @ np.diag(j) @ rot.T
-        propagate_flights(data.t, data.offsets, np.ascontiguousarray(w_starts), jm, np.linalg.inv(jm), model_id,
+        propagate_flights(data.t, data.offsets, np.ascontiguousarray(w_starts), jm, inverse3(jm), model_id,
                           np.ascontiguousarray(c), H_MAX, out)
         return out
+
+    values, as_matrix = _jacobian_of(data, layout, model_id)
 
     def residuals(x):
         if cancel is not None and cancel():
@@ -258,27 +300,193 @@ def solve(recordings, flights, inertia, drag_model, drag, axes_mode, w0s, cancel
         r = (m - data.w)[data.used].ravel()
         return np.where(np.isfinite(r), r, 1e6)
 
-    pattern, row_flight = _sparsity(data, layout)
+    row_flight = _row_flights(data)
     with _one_blas_thread(), np.errstate(all="ignore"):
         if not bounded and loss == "linear":
-            res = least_squares(residuals, x0, method="lm", x_scale="jac", ftol=ftol, xtol=1e-10, gtol=1e-10,
+            res = least_squares(residuals, x0, jac=lambda x: as_matrix(values(x)[1]).toarray(), method="lm",
+                                x_scale="jac", ftol=ftol, xtol=1e-10, gtol=1e-10,
                                 max_nfev=MAX_ITERATIONS * (len(x0) + 1))
         else:
-            res = least_squares(residuals, x0, jac_sparsity=pattern, method="trf", x_scale="jac",
-                                ftol=ftol, xtol=1e-10, gtol=1e-10, max_nfev=MAX_ITERATIONS, loss=loss,
-                                f_scale=f_scale, bounds=(lower, np.full(len(x0), np.inf)),
-                                tr_options=dict(LSMR_OPTIONS))
+            res = block_lm(residuals, lambda x: values(x)[1], row_flight, layout, x0, lower, ftol, loss, f_scale,
+                           as_matrix)
     a = res.jac
-    ata = (a.T @ a).toarray() if sparse.issparse(a) else a.T @ a
     weighted = res.fun * _loss_weights(res.fun, loss, f_scale)
     dof = max(len(res.fun) - len(res.x), 1)
     s2 = float(weighted @ weighted) / dof
-    try:
-        cov = np.linalg.inv(ata) * s2
-    except np.linalg.LinAlgError:
-        cov = np.full_like(ata, np.inf)
+    cov = _shared_covariance(a, layout) * s2
     w_model = model(res.x).copy()
     return Solution(layout, res.x, cov, data, w_model, float(res.cost), a, weighted, row_flight)
+
+
+@dataclass
+class BlockResult:
+    """What :func:`block_lm` found (named as scipy's ``OptimizeResult`` of ``least_squares``)."""
+
+    x: np.ndarray
+    fun: np.ndarray              # residuals at x
+    cost: float                  # 0.5 sum rho(f^2)
+    jac: object                  # the Jacobian at x, scaled for the loss as scipy scales it (CSR)
+    nfev: int
+    njev: int
+
+
+def _robust(f, loss, f_scale):
+    """(rho(f^2), rho'(f^2), rho''(f^2)) of scipy's losses with its ``f_scale`` (``least_squares``'s
+    own definitions: ``rho`` scaled by f_scale^2, ``rho''`` by 1 / f_scale^2)."""
+    z = (f / f_scale) ** 2
+    if loss == "linear":
+        return z * f_scale ** 2, np.ones_like(z), np.zeros_like(z)
+    if loss == "soft_l1":
+        t = 1 + z
+        return 2 * (t ** 0.5 - 1) * f_scale ** 2, t ** -0.5, -0.5 * t ** -1.5 / f_scale ** 2
+    if loss == "cauchy":
+        t = 1 + z
+        return np.log1p(z) * f_scale ** 2, 1 / t, -1 / t ** 2 / f_scale ** 2
+    if loss == "huber":
+        small = z <= 1
+        rho0 = np.where(small, z, 2 * np.sqrt(z) - 1) * f_scale ** 2
+        rho1 = np.where(small, 1.0, np.sqrt(np.maximum(z, 1e-300)) ** -1)
+        rho2 = np.where(small, 0.0, -0.5 * np.maximum(z, 1e-300) ** -1.5) / f_scale ** 2
+        return rho0, rho1, rho2
+    raise ValueError(f"loss must be linear, soft_l1, cauchy or huber, got {loss}")  # pragma: no cover
+
+
+#: block_lm: the damping's start (relative to the normal matrix's diagonal, as Marquardt
+#: scales it) and its floor
+LM_DAMPING_START = 1e-3
+LM_DAMPING_MIN = 1e-12
+
+
+def block_lm(residuals, jacobian_blocks, row_flight, layout: Layout, x0, lower, ftol, loss, f_scale, as_matrix,
+             xtol: float = 1e-10, gtol: float = 1e-10, max_iterations: int = MAX_ITERATIONS) -> BlockResult:
+    """Levenberg-Marquardt for the fit's block-arrow problem: the shared parameters couple
+    every flight, each flight's initial rate only its own rows, so the damped normal equations
+    are solved exactly by eliminating each flight's 3x3 block (a Schur complement; e.g. Triggs et
+    al., *Bundle adjustment: a modern synthesis*, 2000, section 6.1) instead of iteratively.
+
+    The robust loss enters as scipy's ``least_squares`` puts it: the Gauss-Newton model of
+    0.5 sum rho(f_i^2) with rows scaled by sqrt(rho' + 2 rho'' f^2) (Triggs et al., section
+    4.3); the damping is Marquardt's (the normal matrix's diagonal), updated by the gain ratio
+    (Nielsen 1999; Madsen, Nielsen & Tingleff, *Methods for non-linear least squares problems*,
+    2004, 3.2); a step stops at the lower bounds, and a parameter held at its bound by a
+    gradient pointing out of the box is left out of the step. It stops as ``least_squares``
+    does: the cost falling by less than ``ftol`` of itself on a step the model predicted well,
+    a step below ``xtol`` of x, or the gradient below ``gtol``.
+    """
+    k = layout.n_shared
+    n_f = layout.n_flights
+    # rows are grouped by flight, in order: the first row of each
+    starts = np.searchsorted(row_flight, np.arange(n_f))
+    empty = np.diff(np.append(starts, len(row_flight))) == 0    # reduceat repeats a row there: zero it
+    x = np.array(x0, dtype=float)
+    f = residuals(x)
+    rho = _robust(f, loss, f_scale)
+    cost = 0.5 * float(np.sum(rho[0]))
+    nfev, njev = 1, 0
+    damping, nu = LM_DAMPING_START, 2.0
+    blocks = None
+    for _ in range(max_iterations):
+        if blocks is None:
+            blocks = jacobian_blocks(x)
+            njev += 1
+            scale = np.sqrt(np.maximum(rho[1] + 2 * rho[2] * f ** 2, EPS))
+            js = blocks * scale[:, None]
+            fs = f * rho[1] / scale
+            # the normal equations' blocks
+            a_ss = js[:, :k].T @ js[:, :k]
+            outer_ww = np.einsum("ri,rj->rij", js[:, k:], js[:, k:])
+            d_ww = np.add.reduceat(outer_ww, starts, axis=0)                        # (F, 3, 3)
+            outer_sw = np.einsum("ri,rj->rij", js[:, :k], js[:, k:])
+            b_sw = np.add.reduceat(outer_sw, starts, axis=0)                        # (F, k, 3)
+            g_s = js[:, :k].T @ fs
+            g_w = np.add.reduceat(js[:, k:] * fs[:, None], starts, axis=0)          # (F, 3)
+            d_ww[empty], b_sw[empty], g_w[empty] = 0.0, 0.0, 0.0
+            grad = np.concatenate((g_s, g_w.ravel()))
+            diag = np.concatenate((np.diag(a_ss), np.einsum("fii->fi", d_ww).ravel()))
+            diag = np.maximum(diag, EPS * max(float(diag.max()), 1.0))
+            # parameters held at their bound by a gradient pointing out of the box
+            held = (x <= lower) & (grad > 0)
+            free_grad = np.where(held, 0.0, grad)
+            if np.max(np.abs(free_grad)) < gtol:
+                break
+        lam = damping * diag
+        a = a_ss + np.diag(lam[:k])
+        d = d_ww + lam[k:].reshape(n_f, 3)[:, :, None] * np.eye(3)
+        b = b_sw.copy()
+        g = free_grad.copy()
+        hs, hw = held[:k], held[k:].reshape(n_f, 3)
+        if hs.any():
+            a[hs, :] = 0.0
+            a[:, hs] = 0.0
+            a[hs, hs] = 1.0
+            b[:, hs, :] = 0.0
+        if hw.any():
+            for fi, ci in zip(*np.nonzero(hw)):
+                d[fi, ci, :] = 0.0
+                d[fi, :, ci] = 0.0
+                d[fi, ci, ci] = 1.0
+                b[fi, :, ci] = 0.0
+        try:
+            d_inv_bt = np.linalg.solve(d, np.transpose(b, (0, 2, 1)))              # (F, 3, k)
+            d_inv_g = np.linalg.solve(d, g[k:].reshape(n_f, 3, 1))[:, :, 0]       # (F, 3)
+            schur = a - np.einsum("fki,fil->kl", b, d_inv_bt)
+            rhs = -g[:k] + np.einsum("fki,fi->k", b, d_inv_g)
+            p_s = np.linalg.solve(schur, rhs)
+            p_w = -d_inv_g - np.einsum("fik,k->fi", d_inv_bt, p_s)
+        except np.linalg.LinAlgError:
+            damping *= nu
+            nu *= 2
+            continue
+        step = np.concatenate((p_s, p_w.ravel()))
+        step[held] = 0.0
+        x_new = np.maximum(x + step, lower)
+        step = x_new - x
+        # the model's predicted fall of the cost
+        jp = np.einsum("ri,ri->r", js[:, :k], np.broadcast_to(step[:k], (len(js), k)))
+        jp += np.einsum("ri,ri->r", js[:, k:], step[k:].reshape(n_f, 3)[row_flight])
+        predicted = -(grad @ step + 0.5 * float(jp @ jp))
+        if np.linalg.norm(step) < xtol * (xtol + np.linalg.norm(x)):
+            break
+        f_new = residuals(x_new)
+        nfev += 1
+        rho_new = _robust(f_new, loss, f_scale)
+        cost_new = 0.5 * float(np.sum(rho_new[0]))
+        actual = cost - cost_new
+        if np.isfinite(cost_new) and actual > 0 and predicted > 0:
+            ratio = actual / predicted
+            x, f, rho, cost_old, cost = x_new, f_new, rho_new, cost, cost_new
+            blocks = None
+            damping = max(damping * max(1 / 3, 1 - (2 * ratio - 1) ** 3), LM_DAMPING_MIN)
+            nu = 2.0
+            if actual < ftol * cost_old and ratio > 0.25:
+                break
+        else:
+            damping *= nu
+            nu *= 2
+            if damping > 1e16:
+                break
+    if blocks is None:  # the last step was taken: its Jacobian for the covariance
+        blocks = jacobian_blocks(x)
+        njev += 1
+    scale = np.sqrt(np.maximum(rho[1] + 2 * rho[2] * f ** 2, EPS))
+    return BlockResult(x, f, cost, as_matrix(blocks * scale[:, None]), nfev, njev)
+
+
+def _shared_covariance(a, layout: Layout) -> np.ndarray:
+    """The shared parameters' block of (A^T A)^-1: the inverse of the Schur complement
+    A_ss - sum_f A_sf A_ff^-1 A_fs, the flights' 3x3 blocks eliminated one by one (the whole
+    inverse of a fit of 100 flights costs a hundred times more); infinite where singular."""
+    k = layout.n_shared
+    ata = a.T @ a
+    ata = ata.toarray() if sparse.issparse(ata) else np.asarray(ata)
+    reduced = ata[:k, :k].copy()
+    try:
+        for f in range(layout.n_flights):
+            c = slice(k + 3 * f, k + 3 * f + 3)
+            reduced -= ata[:k, c] @ np.linalg.solve(ata[c, c], ata[c, :k])
+        return np.linalg.inv(reduced)
+    except np.linalg.LinAlgError:
+        return np.full((k, k), np.inf)
 
 
 def solve_staged(recordings, flights, inertia, drag_model, drag, axes_mode, w0s, cancel=None, horizons=(None,),
@@ -362,8 +570,8 @@ def output_std(sol: Solution):
     for the few flights a session has)."""
     from scipy.special import stdtrit
 
-    layout, x, k = sol.layout, sol.x, sol.layout.n_shared
-    noise = _delta(layout, x, sol.cov[:k, :k])
+    layout, x = sol.layout, sol.x
+    noise = _delta(layout, x, sol.cov)
     between = between_flights_covariance(sol)
     if between is None:
         return noise

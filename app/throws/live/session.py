@@ -157,7 +157,7 @@ def _warm_up() -> None:
     from ..fitting import dynamics
     from . import fitter  # noqa: F401  (loaded here, off the poll thread)
 
-    dynamics.simulate_rates(np.array([0.01]), 0.0, np.ones(3), np.eye(3), "none", np.zeros(3))
+    dynamics.warm_up()
 
 
 class LiveSession:
