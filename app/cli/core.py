@@ -346,8 +346,20 @@ def signed_values(argv: list[str]) -> list[str]:
     return [a for a in out if a is not None]
 
 
+def _end_now(code: int) -> None:
+    """End the process with ``code`` once stdout and stderr are flushed, skipping the
+    interpreter's teardown: after Ctrl+C in a window (its closeEvents have stopped the workers and
+    saved the settings), tearing down Qt's and VTK's objects alone took 0.8-2.5 s here."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
 def main(argv=None) -> int:
-    """Entry point of ``tumble`` and ``python -m tumble``; returns the exit status."""
+    """Entry point of ``tumble`` and ``python -m tumble``; returns the exit status. Called as the
+    entry point (``argv`` None), Ctrl+C once a window's toolkit is loaded ends the process at once."""
+    entry_point = argv is None
     argv = signed_values(sys.argv[1:] if argv is None else list(argv))
     from ..physics.errors import DivergenceError, ParameterError, shorten
 
@@ -377,6 +389,8 @@ def main(argv=None) -> int:
         return EXIT_FAILED
     except KeyboardInterrupt:  # every file is written atomically: nothing partial is left
         print("tumble: interrupted, nothing written", file=sys.stderr)
+        if entry_point and "PyQt5.QtCore" in sys.modules:
+            _end_now(EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
     except Exception as err:  # a bug of ours: still one line, the traceback on request
         if os.environ.get("TUMBLE_DEBUG"):

@@ -11,6 +11,7 @@ import os
 import sys
 
 from ..physics.errors import ParameterError
+from .common.interrupt import CtrlC
 
 #: default seconds before the screenshot when --quit-after is not given
 DEFAULT_SCREENSHOT_DELAY_S = 2.0
@@ -101,44 +102,45 @@ def run_gui(scenario: str | None, paused: bool = False, view: str = "main", scre
 
     app = qt_application()
     from PyQt5.QtCore import QTimer
+    with CtrlC(app) as ctrl_c:  # from here on, Ctrl+C closes the window (once it is open)
+        automated = screenshot is not None or quit_after is not None
+        factory = view_factory(view)
+        options = {"preset": preset, "paused": paused, "persist": not automated}
+        if engines is not None:  # --view engines: its settings
+            options["engines"] = engines
+        if scenario is not None and preset is None and "source" in inspect.signature(factory).parameters:
+            options["source"] = str(scenario)  # a TOML file: the view names it
+        window = factory(sc, **options)
+        if live is not None:  # tumble gui --live URL: the Phone dock, connected
+            window.connect_phone(live)
+        result = {"code": 0}
 
-    automated = screenshot is not None or quit_after is not None
-    factory = view_factory(view)
-    options = {"preset": preset, "paused": paused, "persist": not automated}
-    if engines is not None:  # --view engines: its settings
-        options["engines"] = engines
-    if scenario is not None and preset is None and "source" in inspect.signature(factory).parameters:
-        options["source"] = str(scenario)  # a TOML file: the view names it
-    window = factory(sc, **options)
-    if live is not None:  # tumble gui --live URL: the Phone dock, connected
-        window.connect_phone(live)
-    result = {"code": 0}
+        if automated:
+            delay = quit_after if quit_after is not None else DEFAULT_SCREENSHOT_DELAY_S
 
-    if automated:
-        delay = quit_after if quit_after is not None else DEFAULT_SCREENSHOT_DELAY_S
+            def finish():
+                save_and_close(window, screenshot, result)
 
-        def finish():
-            save_and_close(window, screenshot, result)
+            countdown = []  # started once: by the first frame, or by the timeout without one
 
-        countdown = []  # started once: by the first frame, or by the timeout without one
+            def start_countdown(*_args):
+                if not countdown:
+                    countdown.append(True)
+                    QTimer.singleShot(int(delay * 1000), finish)
 
-        def start_countdown(*_args):
-            if not countdown:
-                countdown.append(True)
-                QTimer.singleShot(int(delay * 1000), finish)
+            window.first_frame_drawn.connect(start_countdown)
+            QTimer.singleShot(int(FIRST_FRAME_TIMEOUT_S * 1000), start_countdown)
 
-        window.first_frame_drawn.connect(start_countdown)
-        QTimer.singleShot(int(FIRST_FRAME_TIMEOUT_S * 1000), start_countdown)
-
-    if slow_flips is not None:
-        window.presentation.set_factor(slow_flips)
-        window.presentation.set_slow(slow_flips != 1.0)
-    window.show()
-    if presentation:
-        window.presentation.enter()
-    app.exec_()
+        if slow_flips is not None:
+            window.presentation.set_factor(slow_flips)
+            window.presentation.set_slow(slow_flips != 1.0)
+        window.show()
+        if presentation:
+            window.presentation.enter()
+        app.exec_()
     window.deleteLater()
     app.processEvents()
+    ctrl_c.raise_if_hit()
     return result["code"]
 
 
@@ -185,17 +187,19 @@ def run_replay(replay, speed: float | None = None, screenshot: str | None = None
 
     from .windows.replay_window import DEFAULT_SPEED, ReplayWindow
 
-    window = ReplayWindow(replay, DEFAULT_SPEED if speed is None else speed)
-    result = {"code": 0}
-    if screenshot is not None or quit_after is not None:
-        delay = quit_after if quit_after is not None else DEFAULT_SCREENSHOT_DELAY_S
+    with CtrlC(app) as ctrl_c:  # from here on, Ctrl+C closes the window (once it is open)
+        window = ReplayWindow(replay, DEFAULT_SPEED if speed is None else speed)
+        result = {"code": 0}
+        if screenshot is not None or quit_after is not None:
+            delay = quit_after if quit_after is not None else DEFAULT_SCREENSHOT_DELAY_S
 
-        def finish():
-            save_and_close(window, screenshot, result)
+            def finish():
+                save_and_close(window, screenshot, result)
 
-        window.first_frame_drawn.connect(lambda: QTimer.singleShot(int(delay * 1000), finish))
-    window.show()
-    app.exec_()
+            window.first_frame_drawn.connect(lambda: QTimer.singleShot(int(delay * 1000), finish))
+        window.show()
+        app.exec_()
     window.deleteLater()
     app.processEvents()
+    ctrl_c.raise_if_hit()
     return result["code"]
