@@ -13,12 +13,12 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
-from conftest import ROOT, Running
+from conftest import Running, refused, tumble
+from tumble import ParameterError
 
 # ------------------------------------------------------------------ item 6: Ctrl+C in every window
 
@@ -124,3 +124,34 @@ def mapped(pid: int) -> str:
             return fh.read()
     except OSError:
         return ""
+
+
+# ------------------------------------------------------------------ item 9: --quit-after past a Qt timer's range
+
+#: a refusal before any window or recording: the parser's start-up and the check, on a loaded machine (s)
+REFUSAL_S = 20.0
+
+
+def timed(*args, **kwargs):
+    began = time.monotonic()
+    res = tumble(*args, **kwargs)
+    return res, time.monotonic() - began
+
+
+@pytest.mark.parametrize("command", [("gui", "t-handle"), ("replay", "phone-throws")], ids=["gui", "replay"])
+@pytest.mark.parametrize("value", ["1e9", "1000000.5", "-1", "inf"])
+def test_quit_after_past_a_timers_range_is_refused_in_one_line(command, value, tmp_path):
+    res, seconds = timed(*command, "--quit-after", value, env=window_env(tmp_path))
+    refused(res, "--quit-after must be a number of seconds from 0 to 1,000,000", value, quiet=True)
+    assert seconds < REFUSAL_S
+
+
+def test_the_window_launchers_check_quit_after_too():
+    """tumble.gui.launch is also what the API's windows call: the same rule, before any window."""
+    from tumble.gui.launch import check_quit_after
+
+    check_quit_after(None)
+    check_quit_after(1e6)
+    for bad in (1e6 + 1, float("nan"), -0.5):
+        with pytest.raises(ParameterError, match="--quit-after must be a number of seconds from 0 to 1,000,000"):
+            check_quit_after(bad)

@@ -49,6 +49,17 @@ def nonnegative(flag):
     return number_type(flag, "be a finite number >= 0", lambda v: v >= 0)
 
 
+#: the longest ``--quit-after`` (s): a Qt timer counts milliseconds in a 32-bit int (24.8 days)
+MAX_QUIT_AFTER_S = 1e6
+#: the rule of ``--quit-after``
+QUIT_AFTER_RULE = f"be a number of seconds from 0 to {MAX_QUIT_AFTER_S:,.0f} (11.6 days)"
+
+
+def quit_after(flag="--quit-after"):
+    """``--quit-after S``: 0 to :data:`MAX_QUIT_AFTER_S`."""
+    return number_type(flag, QUIT_AFTER_RULE, lambda v: 0 <= v <= MAX_QUIT_AFTER_S)
+
+
 def whole(flag, lowest, highest):
     return number_type(flag, f"be a whole number from {lowest:,} to {highest:,}",
                         lambda v: lowest <= v <= highest, whole=True)

@@ -25,10 +25,10 @@ from ..api.arguments import (
     check_out,
     check_out_folder,
     display_missing,
-    nonnegative,
     number_flag,
     number_type,
     positive,
+    quit_after,
     whole,
 )
 
@@ -144,7 +144,7 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
     g.add_argument("--paused", action="store_true", help="open with the run paused (Space plays it)")
     g.add_argument("--view", default="main", help="the window opened: " + ", ".join(VIEW_NAMES) + " (default main)")
     g.add_argument("--screenshot", metavar="FILE", help="save a PNG of the window and exit")
-    g.add_argument("--quit-after", type=nonnegative("--quit-after"), metavar="S",
+    g.add_argument("--quit-after", type=quit_after(), metavar="S",
                    help="seconds of wall time before the screenshot/exit")
     g.add_argument("--live", metavar="URL", help="follow a phone live (phyphox remote access, http://HOST:PORT; "
                                                  "demo: a stand-in phone replaying a sample)")

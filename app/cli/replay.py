@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from ..api.arguments import ProgressBar, check_out, nonnegative, number_type
+from ..api.arguments import ProgressBar, check_out, number_type, quit_after
 
 EXIT_OK = 0
 #: what ``--out`` may end in
@@ -33,7 +33,7 @@ def add_replay_parser(sub) -> None:
                                                  "wx,wy,wz per measured sample (and model_qw..model_qz with --fit); "
                                                  "without --out the window opens")
     r.add_argument("--screenshot", metavar="FILE", help="the window: save a PNG of it and exit")
-    r.add_argument("--quit-after", type=nonnegative("--quit-after"), metavar="S",
+    r.add_argument("--quit-after", type=quit_after(), metavar="S",
                    help="the window: seconds of wall time before the screenshot/exit")
 
 

@@ -61,6 +61,14 @@ def qt_application():
     return app
 
 
+def check_quit_after(quit_after: float | None) -> None:
+    """``quit_after`` None or 0 to MAX_QUIT_AFTER_S seconds (a Qt timer's range), else :class:`ParameterError`."""
+    from ..api.arguments import MAX_QUIT_AFTER_S, QUIT_AFTER_RULE
+
+    if quit_after is not None and not 0 <= quit_after <= MAX_QUIT_AFTER_S:  # NaN fails too
+        raise ParameterError("--quit-after", quit_after, QUIT_AFTER_RULE)
+
+
 def save_and_close(window, screenshot: str | None, result: dict) -> None:
     """The end of an automated run: save ``window`` as ``screenshot`` (a failed write is one line,
     ``result["code"] = 1``), then close it."""
@@ -88,8 +96,7 @@ def run_gui(scenario: str | None, paused: bool = False, view: str = "main", scre
     from .views import view_factory
 
     get_view(view)
-    if quit_after is not None and (quit_after != quit_after or quit_after < 0):
-        raise ParameterError("--quit-after", quit_after, "be a number >= 0 (s)")
+    check_quit_after(quit_after)
     if screenshot is not None:
         folder = os.path.dirname(os.path.abspath(screenshot))
         if not os.path.isdir(folder):
@@ -178,6 +185,7 @@ def run_replay(replay, speed: float | None = None, screenshot: str | None = None
     """``tumble replay`` without ``--out``: the replay window on ``replay`` (a
     :class:`~app.throws.fitting.replay.FlightReplay`) until it is closed; ``screenshot`` and
     ``quit_after`` as in :func:`run_gui`. Returns the exit status."""
+    check_quit_after(quit_after)
     if screenshot is not None:
         folder = os.path.dirname(os.path.abspath(screenshot))
         if not os.path.isdir(folder):
