@@ -155,3 +155,31 @@ def test_the_window_launchers_check_quit_after_too():
     for bad in (1e6 + 1, float("nan"), -0.5):
         with pytest.raises(ParameterError, match="--quit-after must be a number of seconds from 0 to 1,000,000"):
             check_quit_after(bad)
+
+
+# ------------------------------------------------------------------ item 15: --screenshot checked before the window
+
+
+@pytest.mark.parametrize("command", [("gui", "t-handle"), ("replay", "phone-throws")], ids=["gui", "replay"])
+@pytest.mark.parametrize("shot, words", [
+    ("/proc/x.png", "must be in a writable folder"),
+    ("./", "must name a file"),
+    ("a" * 296 + ".png", "must have a file name of at most"),
+    ("x.jpg", "must end in .png"),
+    ("missing-folder/x.png", "must be in an existing folder"),
+], ids=["proc", "folder", "300 characters", "jpeg", "no folder"])
+def test_a_screenshot_path_is_checked_before_the_window_opens(command, shot, words, tmp_path):
+    """Each failed with exit 1 after the window's 6 s (x.jpg got PNG data): now one line, exit 2,
+    before a window or a recording's fit; nothing written where the name points."""
+    res, seconds = timed(*command, "--screenshot", shot, "--quit-after", "0", env=window_env(tmp_path), cwd=tmp_path)
+    refused(res, "--screenshot " + words, unwritten=[tmp_path / "x.jpg"] if shot == "x.jpg" else [], quiet=True)
+    assert seconds < REFUSAL_S
+
+
+@pytest.mark.parametrize("option", [("--screenshot", "x.png"), ("--quit-after", "1")])
+def test_replay_out_refuses_the_windows_options(option, tmp_path):
+    """--out writes off screen: --screenshot or --quit-after beside it did nothing, without a word."""
+    gif = tmp_path / "slow.gif"
+    res, seconds = timed("replay", "phone-throws", "--out", gif, *option, cwd=tmp_path)
+    refused(res, f"{option[0]} goes with the window, not with --out", unwritten=[gif, tmp_path / "x.png"], quiet=True)
+    assert seconds < REFUSAL_S

@@ -289,7 +289,9 @@ def no_display() -> bool:
 def cmd_gui(args) -> int:
     if no_display():
         return EXIT_USAGE
-    from ..gui.launch import run_gui, run_gui_on_recording
+    from ..gui.launch import check_screenshot, run_gui, run_gui_on_recording
+
+    check_screenshot(args.screenshot)  # before a recording is read or a window opens
     from ..gui.recordings.opening import is_recording
 
     if args.scenario is not None and is_recording(args.scenario):  # a recording: the import dialog fits it

@@ -7,7 +7,6 @@ arguments are checked, so a bad scenario fails in a fraction of a second.
 from __future__ import annotations
 
 import inspect
-import os
 import sys
 
 from ..physics.errors import ParameterError
@@ -69,6 +68,16 @@ def check_quit_after(quit_after: float | None) -> None:
         raise ParameterError("--quit-after", quit_after, QUIT_AFTER_RULE)
 
 
+def check_screenshot(screenshot: str | None) -> None:
+    """``screenshot`` None or a PNG file that can be written (``.png``, an existing writable
+    folder, a name the system takes), else :class:`ParameterError`: checked before any window,
+    so a bad path costs no window's start-up."""
+    if screenshot is not None:
+        from ..api.arguments import check_out
+
+        check_out(screenshot, (".png",), "--screenshot")
+
+
 def save_and_close(window, screenshot: str | None, result: dict) -> None:
     """The end of an automated run: save ``window`` as ``screenshot`` (a failed write is one line,
     ``result["code"] = 1``), then close it."""
@@ -97,10 +106,7 @@ def run_gui(scenario: str | None, paused: bool = False, view: str = "main", scre
 
     get_view(view)
     check_quit_after(quit_after)
-    if screenshot is not None:
-        folder = os.path.dirname(os.path.abspath(screenshot))
-        if not os.path.isdir(folder):
-            raise ParameterError("--screenshot", screenshot, "be in an existing folder")
+    check_screenshot(screenshot)
     if slow_flips is not None:
         from ..export.timeline import check_slow_factor
 
@@ -186,10 +192,7 @@ def run_replay(replay, speed: float | None = None, screenshot: str | None = None
     :class:`~app.throws.fitting.replay.FlightReplay`) until it is closed; ``screenshot`` and
     ``quit_after`` as in :func:`run_gui`. Returns the exit status."""
     check_quit_after(quit_after)
-    if screenshot is not None:
-        folder = os.path.dirname(os.path.abspath(screenshot))
-        if not os.path.isdir(folder):
-            raise ParameterError("--screenshot", screenshot, "be in an existing folder")
+    check_screenshot(screenshot)
     app = qt_application()
     from PyQt5.QtCore import QTimer
 
