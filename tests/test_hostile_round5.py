@@ -181,5 +181,5 @@ def test_replay_out_refuses_the_windows_options(option, tmp_path):
     """--out writes off screen: --screenshot or --quit-after beside it did nothing, without a word."""
     gif = tmp_path / "slow.gif"
     res, seconds = timed("replay", "phone-throws", "--out", gif, *option, cwd=tmp_path)
-    refused(res, f"{option[0]} goes with the window, not with --out", unwritten=[gif, tmp_path / "x.png"], quiet=True)
+    refused(res, f"{option[0]} must go with the window, not with --out", unwritten=[gif, tmp_path / "x.png"], quiet=True)
     assert seconds < REFUSAL_S

@@ -49,14 +49,10 @@ def nonnegative(flag):
     return number_type(flag, "be a finite number >= 0", lambda v: v >= 0)
 
 
-#: the longest ``--quit-after`` (s): a Qt timer counts milliseconds in a 32-bit int (24.8 days)
-MAX_QUIT_AFTER_S = 1e6
-#: the rule of ``--quit-after``
-QUIT_AFTER_RULE = f"be a number of seconds from 0 to {MAX_QUIT_AFTER_S:,.0f} (11.6 days)"
-
-
 def quit_after(flag="--quit-after"):
-    """``--quit-after S``: 0 to :data:`MAX_QUIT_AFTER_S`."""
+    """``--quit-after S``: 0 to the window's :data:`~app.gui.launch.MAX_QUIT_AFTER_S`."""
+    from ..gui.launch import MAX_QUIT_AFTER_S, QUIT_AFTER_RULE  # a light module: constants, no Qt
+
     return number_type(flag, QUIT_AFTER_RULE, lambda v: 0 <= v <= MAX_QUIT_AFTER_S)
 
 

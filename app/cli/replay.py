@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import sys
 
-from .export import UsageError
 from ..api.arguments import ProgressBar, check_out, number_type, quit_after
 
 EXIT_OK = 0
@@ -45,10 +44,14 @@ def run_replay(args) -> int:
     out = check_out(args.out, REPLAY_OUTPUTS) if args.out else None
     for flag, value in (("--screenshot", args.screenshot), ("--quit-after", args.quit_after)):
         if out is not None and value is not None:  # the window's options: --out opens none
-            raise UsageError(f"{flag} goes with the window, not with --out (which writes {out.suffix.lower()[1:]} "
-                             "off screen): give one or the other")
+            from ..physics.errors import ParameterError
+
+            raise ParameterError(flag, value, "go with the window, not with --out (which writes off screen): give one "
+                                              "or the other")
     if args.screenshot is not None:
-        check_out(args.screenshot, (".png",), "--screenshot")
+        from ..gui.launch import check_screenshot
+
+        check_screenshot(args.screenshot)
     with ProgressBar("replay") as bar:
         flight = replay(args.recording, fit=args.fit, flight=args.flight, progress=bar)
     said = f"flight {flight.number}: {flight.start:.3f} s to {flight.t[-1]:.3f} s, {len(flight.t)} samples"

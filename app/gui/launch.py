@@ -7,6 +7,7 @@ arguments are checked, so a bad scenario fails in a fraction of a second.
 from __future__ import annotations
 
 import inspect
+import os
 import sys
 
 from ..physics.errors import ParameterError
@@ -17,6 +18,10 @@ DEFAULT_SCREENSHOT_DELAY_S = 2.0
 #: longest wait for the first frame before a screenshot is taken anyway (s)
 FIRST_FRAME_TIMEOUT_S = 30.0
 DEFAULT_PRESET = "t-handle"
+#: the longest ``--quit-after`` (s): a Qt timer counts milliseconds in a 32-bit int (24.8 days)
+MAX_QUIT_AFTER_S = 1e6
+#: the rule of ``--quit-after``
+QUIT_AFTER_RULE = f"be a number of seconds from 0 to {MAX_QUIT_AFTER_S:,.0f} (11.6 days)"
 #: how often ``tumble gui RECORDING`` looks for its window to open the dialog over (ms)
 WAIT_FOR_WINDOW_MS = 50
 
@@ -62,8 +67,6 @@ def qt_application():
 
 def check_quit_after(quit_after: float | None) -> None:
     """``quit_after`` None or 0 to MAX_QUIT_AFTER_S seconds (a Qt timer's range), else :class:`ParameterError`."""
-    from ..api.arguments import MAX_QUIT_AFTER_S, QUIT_AFTER_RULE
-
     if quit_after is not None and not 0 <= quit_after <= MAX_QUIT_AFTER_S:  # NaN fails too
         raise ParameterError("--quit-after", quit_after, QUIT_AFTER_RULE)
 
@@ -73,9 +76,11 @@ def check_screenshot(screenshot: str | None) -> None:
     folder, a name the system takes), else :class:`ParameterError`: checked before any window,
     so a bad path costs no window's start-up."""
     if screenshot is not None:
-        from ..api.arguments import check_out
+        from ..atomic import check_target
 
-        check_out(screenshot, (".png",), "--screenshot")
+        if not str(screenshot).endswith(("/", os.sep)) and os.path.splitext(str(screenshot))[1].lower() != ".png":
+            raise ParameterError("--screenshot", screenshot, "end in .png")
+        check_target(screenshot, "--screenshot")
 
 
 def save_and_close(window, screenshot: str | None, result: dict) -> None:
