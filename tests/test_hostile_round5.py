@@ -183,3 +183,129 @@ def test_replay_out_refuses_the_windows_options(option, tmp_path):
     res, seconds = timed("replay", "phone-throws", "--out", gif, *option, cwd=tmp_path)
     refused(res, f"{option[0]} must go with the window, not with --out", unwritten=[gif, tmp_path / "x.png"], quiet=True)
     assert seconds < REFUSAL_S
+
+
+# ------------------------------------------------------------------ item 5: replay's and live's model bounded
+
+FIT_TOML = """name = "Fit of phone-throws"
+[body]
+shape = "custom"
+mass = 1.0
+{inertia}
+{extra}
+[initial]
+angular_velocity = [-20.6, 12.1, -2.4]
+[world]
+gravity = [0.0, 0.0, 0.0]
+[[loads]]
+kind = "drag"
+model = "{model}"
+coefficients = {drag}
+[solver]
+integrator = "rk4"
+dt = 0.001
+duration = 0.79
+"""
+PHONE_INERTIA = "inertia = [0.8233539188468126, 0.18134741203503174, 1.0, 0.0, 0.0, 0.0]"
+PHONE_DRAG = "[0.004, 0.002, 0.006]"
+
+#: the models the hostile trial gave replay --fit and live --fit: (inertia line, extra lines, drag model, drag, words)
+BAD_MODELS = {
+    "linear drag 1e10": (PHONE_INERTIA, "", "linear", "[1e10, 1e10, 1e10]", "its drag makes it 5.51e+10/s"),
+    "inertia 1, 1e3, 1e6": ("inertia = [1.0, 1e3, 1e6]", "allow_unphysical = true", "quadratic", PHONE_DRAG,
+                            "its inertia makes it 3.16e+06/s"),
+    "inertia 1e-100": ("inertia = [1e-100, 1e-100, 1e-100]", "", "quadratic", PHONE_DRAG, "its drag makes it"),
+    "a damper": (PHONE_INERTIA, "[body.damper]\ninertia = 0.01\ncoefficient = 0.001", "quadratic", PHONE_DRAG,
+                 "its damper is no part of the fit's equations"),
+    "a rotor": (PHONE_INERTIA, "[body.rotor]\naxis = [0.0, 0.0, 1.0]\nmomentum = 0.02", "quadratic", PHONE_DRAG,
+                "its rotor is no part of the fit's equations"),
+}
+
+
+def model_file(folder, inertia=PHONE_INERTIA, extra="", model="quadratic", drag=PHONE_DRAG, name="fit.toml"):
+    path = folder / name
+    path.write_text(FIT_TOML.format(inertia=inertia, extra=extra, model=model, drag=drag))
+    return path
+
+
+#: a refusal that comes before the recording's fit: the parser, the model's load and check (s)
+MODEL_REFUSAL_S = 20.0
+
+
+@pytest.mark.parametrize("model", BAD_MODELS)
+@pytest.mark.parametrize("command", ["replay", "live"])
+def test_a_model_no_step_can_carry_is_refused_before_any_work(model, command, tmp_path):
+    """Linear drag 1e10 ran replay past 600 s, inertia [1, 1e3, 1e6] past 120 s, inertia 1e-100 ended
+    in 36 RuntimeWarnings and an IndexError; live demo --fit with them found 0 flights and exited 0;
+    a damper or a rotor was dropped without a word. Now one line naming --fit and the file, exit 2."""
+    inertia, extra, kind, drag, words = BAD_MODELS[model]
+    model_file(tmp_path, inertia, extra, kind, drag)
+    args = ("replay", "phone-throws", "--out", "x.csv") if command == "replay" else ("live", "demo", "--duration", "5")
+    res, seconds = timed(*args, "--fit", "fit.toml", cwd=tmp_path)
+    line = refused(res, "--fit must be", words, "got 'fit.toml'", unwritten=[tmp_path / "x.csv"], quiet=True)
+    assert "Warning" not in res.stderr, line
+    assert seconds < MODEL_REFUSAL_S
+
+
+def test_a_phone_model_passes_the_check_with_room():
+    """The check's figure for the model tumble fit makes of the shipped phone sample, far inside the bound."""
+    import numpy as np
+
+    from tumble.throws.fitting.dynamics import fastest_rates
+    from tumble.throws.fitting.predict import MAX_MODEL_RATE, MODEL_CHECK_RATE
+
+    gyro, drag = fastest_rates(np.diag([0.8234, 0.1813, 1.0]), "quadratic", [0.004, 0.002, 0.006], MODEL_CHECK_RATE)
+    assert gyro <= MODEL_CHECK_RATE  # a body that satisfies the triangle inequality
+    assert gyro + drag < MAX_MODEL_RATE / 5
+
+
+def test_the_gyroscopic_figure_is_the_free_bodys_frequency_near_its_stable_axes():
+    """Near the minor axis the free body's rate turns at w sqrt((I2 - I1)(I3 - I1) / (I2 I3)) (Landau and
+    Lifshitz, section 37): the figure is that one's largest, checked against the integrated motion."""
+    import numpy as np
+    from scipy.integrate import solve_ivp
+
+    from tumble.throws.fitting.dynamics import fastest_rates
+
+    moments = np.array([0.3, 0.7, 1.0])
+    rate = 10.0
+
+    def rhs(_t, w):
+        return np.cross(moments * w, w) / moments
+
+    for k in (0, 2):  # the stable axes: the small motion is a rotation at the frequency
+        w0 = np.zeros(3)
+        w0[k] = rate
+        w0[1] = 1e-6 * rate
+        sol = solve_ivp(rhs, (0, 20.0), w0, rtol=1e-11, atol=1e-14, dense_output=True)
+        t = np.linspace(0, 20.0, 200_001)
+        wy = sol.sol(t)[1]
+        crossings = np.flatnonzero(np.diff(np.signbit(wy)))
+        omega = np.pi / np.mean(np.diff(t[crossings]))
+        i, j = [n for n in range(3) if n != k]
+        expected = rate * np.sqrt((moments[k] - moments[i]) * (moments[k] - moments[j]) / (moments[i] * moments[j]))
+        assert omega == pytest.approx(expected, rel=1e-3)
+    gyro, drag = fastest_rates(np.diag(moments), "none", None, rate)
+    assert drag == 0.0
+    assert gyro == pytest.approx(max(rate * np.sqrt(abs((moments[k] - moments[i]) * (moments[k] - moments[j])
+                                                          / (moments[i] * moments[j])))
+                                     for k, i, j in ((0, 1, 2), (1, 0, 2), (2, 0, 1))))
+
+
+def test_replays_model_stops_at_its_step_budget(monkeypatch):
+    """The bound behind the check: a model that reaches DOP853 anyway (through the API) spends at most
+    its steps, then one ParameterError naming --fit; no warning on the way."""
+    import numpy as np
+
+    from tumble.throws.fitting import replay as rp
+    from tumble.throws.fitting.predict import FittedBody
+
+    monkeypatch.setattr(rp, "MODEL_MAX_STEPS", 200)
+    stiff = FittedBody(np.diag([0.8, 0.2, 1.0]), np.eye(3), "linear", np.array([1e6, 1e6, 1e6]))
+    began = time.monotonic()
+    with pytest.raises(ParameterError, match=r"--fit must be a model integrated over the flight .* within 200 steps"):
+        rp.model_solution(stiff, 0.0, 0.8, [20.0, 12.0, -2.0])
+    assert time.monotonic() - began < 10.0
+    overflow = FittedBody(np.diag([1e-300, 1e-300, 1e-300]), np.eye(3), "quadratic", np.array([1e10, 1e10, 1e10]))
+    with pytest.raises(ParameterError, match="--fit must be a model"):
+        rp.model_solution(overflow, 0.0, 0.8, [20.0, 12.0, -2.0])

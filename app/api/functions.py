@@ -303,7 +303,11 @@ def replay(recording, *, fit=None, flight=1, progress=None):
                              "lists them)")
     model = None
     if fit is not None:
+        from ..throws.fitting.predict import FittedBody
+
         model = fit.result if isinstance(fit, Fit) else load(fit)
+        # a model it cannot step is refused before the recording's fit
+        FittedBody.of(model, "--fit", str(fit) if isinstance(fit, (str, Path)) else None)
     items = _recordings(recording)
     if len(items) != 1:
         raise ParameterError("recording", len(items), "be one recording")
