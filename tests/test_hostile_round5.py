@@ -10,6 +10,7 @@ the child maps a visible window (``xdotool search --pid``).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -309,3 +310,150 @@ def test_replays_model_stops_at_its_step_budget(monkeypatch):
     overflow = FittedBody(np.diag([1e-300, 1e-300, 1e-300]), np.eye(3), "quadratic", np.array([1e10, 1e10, 1e10]))
     with pytest.raises(ParameterError, match="--fit must be a model"):
         rp.model_solution(overflow, 0.0, 0.8, [20.0, 12.0, -2.0])
+
+
+# ------------------------------------------------------------------ item 13: the demo's own sample; an empty path
+
+
+@pytest.mark.parametrize("holds", ["garbage", "racket", "dangling link"])
+def test_the_demo_plays_the_shipped_sample_whatever_the_folder_holds(holds, tmp_path, monkeypatch):
+    """A ./phone-throws of the user's (garbage, the racket's CSV, a link to nothing) was read by
+    live demo: a refusal about a file never named, the racket played under the demo's title, or
+    the shipped one by chance. Now the demo names the shipped file itself."""
+    from tumble.throws.live import demo, phyphox_server
+    from tumble.throws.recordings.samples import samples
+
+    shipped = {s.name: s.path for s in samples()}
+    mine = tmp_path / "phone-throws"
+    if holds == "garbage":
+        mine.write_bytes(bytes(range(256)) * 12)
+    elif holds == "racket":
+        mine.write_bytes(shipped["racket-throws"].read_bytes())
+    else:
+        mine.symlink_to(tmp_path / "nowhere")
+    monkeypatch.chdir(tmp_path)
+    served = []
+
+    class Started:
+        url = "http://127.0.0.1:1"
+
+        def start(self):
+            return self
+
+    monkeypatch.setattr(phyphox_server, "replay_recordings", lambda paths, **options: served.append(paths) or Started())
+    demo.start_demo()
+    assert served == [[str(shipped[demo.DEMO_SAMPLE])]]
+
+
+@pytest.mark.slow
+def test_live_demo_in_a_folder_with_a_garbage_phone_throws_follows_the_phone_sample(tmp_path):
+    (tmp_path / "phone-throws").write_bytes(bytes(range(256)) * 12)
+    res, seconds = timed("live", "demo", "--duration", "4", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("connected: demo: the phone-throws sample"), res.stdout
+    # the phone sample's true ratios are 0.1814, 0.8234 (tumble samples); the racket's 0.1027, 0.8995
+    flights = [line for line in res.stdout.splitlines() if line.startswith("flight:")]
+    assert flights and "ratios 0.18" in flights[-1], res.stdout
+
+
+def test_a_dangling_link_named_as_a_sample_is_the_missing_file_it_names(tmp_path):
+    (tmp_path / "phone-throws").symlink_to(tmp_path / "nowhere")
+    res, seconds = timed("fit", "phone-throws", cwd=tmp_path)
+    refused(res, "phone-throws must be an existing phyphox folder", "a link to a missing file", quiet=True)
+    assert seconds < REFUSAL_S
+
+
+@pytest.mark.parametrize("command", ["fit", "predict", "replay"])
+@pytest.mark.parametrize("path", ["", " "], ids=["empty", "a space"])
+def test_an_empty_recording_path_is_refused(command, path, tmp_path):
+    """tumble fit '' fitted the current folder."""
+    model_file(tmp_path)
+    args = {"fit": ("fit", path), "predict": ("predict", "fit.toml", path), "replay": ("replay", path, "--out", "x.csv")}
+    res, seconds = timed(*args[command], cwd=tmp_path)
+    refused(res, "recording must be a path (an empty one would read the current folder)", quiet=True)
+    assert seconds < REFUSAL_S
+
+
+# ------------------------------------------------------------------ items 16, 19: what live says when nothing came
+
+
+def test_live_demo_with_a_tiny_duration_says_the_duration_ended_first():
+    """live demo --duration 0.001 said "is phyphox open with remote access allowed, on the same network?"."""
+    res, seconds = timed("live", "demo", "--duration", "0.001")
+    assert res.returncode == 1
+    line = res.stderr.strip().splitlines()[-1]
+    assert line == "tumble: never connected to demo: --duration 0.001 s ended before the stand-in phone's first answer"
+    assert "phyphox" not in res.stderr and seconds < REFUSAL_S
+
+
+# ------------------------------------------------------------------ item 18: the API's own errors
+
+
+@pytest.fixture(scope="module")
+def flight():
+    """Flight 1 of the phone sample with the model of its fit, as tumble.replay makes it."""
+    import tempfile
+    from pathlib import Path
+
+    import tumble
+
+    with tempfile.TemporaryDirectory() as tmp:
+        return tumble.replay("phone-throws", fit=model_file(Path(tmp)))
+
+
+@pytest.mark.parametrize("call", ["fit", "replay", "audit_trajectory", "predict"])
+@pytest.mark.parametrize("path, words", [
+    ("a\0b.csv", "must be a path without NUL characters"),
+    ("", "must be a path (an empty one would read the current folder)"),
+    (3, "must be a path (str or pathlib.Path)"),
+], ids=["NUL", "empty", "a number"])
+def test_a_bad_path_is_a_parameter_error_in_the_api(call, path, words, tmp_path):
+    import tumble
+
+    calls = {"fit": lambda: tumble.fit(path), "replay": lambda: tumble.replay(path),
+             "audit_trajectory": lambda: tumble.audit_trajectory("t-handle", path),
+             "predict": lambda: tumble.predict(model_file(tmp_path), path)}
+    if call == "audit_trajectory" and not isinstance(path, str):
+        words = "must be a CSV or NPZ path or a dict of arrays"
+    if call == "audit_trajectory" and path == "":
+        words = "must end in .csv or .npz"
+    with pytest.raises(ParameterError, match=re.escape(words)):
+        calls[call]()
+
+
+def test_a_replay_passed_as_the_recording_is_named(flight):
+    import tumble
+
+    with pytest.raises(ParameterError, match=r"recording must be a path .*, got a FlightReplay"):
+        tumble.replay(flight)
+
+
+def test_model_at_and_measured_at_take_one_time_and_refuse_times_past_the_flight(flight):
+    import numpy as np
+
+    for at in (flight.model_at, flight.measured_at):
+        q, w = at(flight.start + 0.1)
+        assert q.shape == (4,) and w.shape == (3,)
+        qs, ws = at([flight.start + 0.1])
+        np.testing.assert_array_equal(qs[0], q)
+        np.testing.assert_array_equal(ws[0], w)
+        for bad in (flight.t[-1] + 100.0, flight.start - 1.0, float("nan")):  # 100 s past: |w| read 3e22 rad/s
+            with pytest.raises(ParameterError, match="times must be within the flight"):
+                at(bad)
+    # the ends themselves, as the export asks for them (rounding included)
+    q_end, w_end = flight.model_at(flight.t[-1] * (1 + 1e-15))
+    assert np.all(np.isfinite(w_end)) and np.linalg.norm(w_end) < 2 * np.linalg.norm(flight.w[0])
+
+
+def test_a_fit_of_nothing_is_refused_when_made():
+    import tumble
+
+    with pytest.raises(ParameterError, match="Fit.result must be a fit's result"):
+        tumble.Fit(None)
+
+
+def test_an_audit_of_no_step_is_refused():
+    import tumble
+
+    with pytest.raises(ParameterError, match=r"--dt must be a step \(s\) or a list of at least one step"):
+        tumble.audit("t-handle", dt=[])

@@ -198,11 +198,17 @@ def samples() -> list[dict]:
 
 
 def _recordings(recordings) -> list:
-    """A path, a Recording, or a list of them, as a list."""
+    """A path, a Recording, or a list of them, as a list; each path checked (not empty, no NUL, a
+    path at all: a replay passed as the recording is refused in one line)."""
+    from ..throws.recordings.reader import Recording, check_path
+
     if isinstance(recordings, (str, Path)) or not isinstance(recordings, (list, tuple)):
         recordings = [recordings]
     if not recordings:
         raise ParameterError("recordings", recordings, "name at least one recording")
+    for item in recordings:
+        if not isinstance(item, Recording):
+            check_path(item)
     return list(recordings)
 
 

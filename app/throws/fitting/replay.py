@@ -75,18 +75,41 @@ class FlightReplay:
     def duration(self) -> float:
         return float(self.t[-1] - self.t[0])
 
+    def _flight_times(self, times) -> tuple[np.ndarray, bool]:
+        """(``times`` as a 1-D array within the flight, whether one number was given); a time
+        outside the flight (beyond rounding) or not a finite number is a :class:`ParameterError`:
+        the model exists only over the flight, and 100 s past it its dense solution read 3e22 rad/s."""
+        try:
+            arr = np.asarray(times, dtype=float)
+        except (TypeError, ValueError):
+            raise ParameterError("times", times, "be a time or times (s, recording time)") from None
+        scalar = arr.ndim == 0
+        arr = np.atleast_1d(arr)
+        if arr.ndim != 1:
+            raise ParameterError("times", times, "be a time or a 1-D list of times (s, recording time)")
+        t0, t1 = float(self.t[0]), float(self.t[-1])
+        slack = 1e-9 * max(1.0, abs(t0), abs(t1))
+        if not np.all(np.isfinite(arr)) or np.any(arr < t0 - slack) or np.any(arr > t1 + slack):
+            raise ParameterError("times", times, f"be within the flight, {t0:.6g} to {t1:.6g} s (recording time)")
+        return np.clip(arr, t0, t1), scalar
+
     def measured_at(self, times) -> tuple[np.ndarray, np.ndarray]:
-        """(q, w) at ``times`` (recording time, within the flight): the orientation by one
-        step of the same scheme from the stamp before, the rate from the same cubic."""
-        times = np.clip(np.asarray(times, dtype=float), self.t[0], self.t[-1])
-        return orientations_at(self.t, self.w, self.q, times), interpolate(self.t, self.w, times)
+        """(q, w) at ``times`` (recording time, within the flight; one time gives one q and one
+        w): the orientation by one step of the same scheme from the stamp before, the rate from
+        the same cubic."""
+        arr, scalar = self._flight_times(times)
+        q, w = orientations_at(self.t, self.w, self.q, arr), interpolate(self.t, self.w, arr)
+        return (q[0], w[0]) if scalar else (q, w)
 
     def model_at(self, times) -> tuple[np.ndarray, np.ndarray] | None:
-        """(q, w) of the model at ``times`` (recording time), or None without a model."""
+        """(q, w) of the model at ``times`` (recording time, within the flight; one time gives one
+        q and one w), or None without a model."""
         if self.solution is None:
             return None
-        y = self.solution.sol(np.asarray(times, dtype=float)).T
-        return quat.normalize(y[:, 3:]), y[:, :3]
+        arr, scalar = self._flight_times(times)
+        y = self.solution.sol(arr).T
+        q, w = quat.normalize(y[:, 3:]), y[:, :3]
+        return (q[0], w[0]) if scalar else (q, w)
 
     def columns(self) -> dict:
         """The CSV's columns by name: :data:`CSV_COLUMNS`, and :data:`MODEL_COLUMNS` with a model."""
