@@ -457,3 +457,61 @@ def test_an_audit_of_no_step_is_refused():
 
     with pytest.raises(ParameterError, match=r"--dt must be a step \(s\) or a list of at least one step"):
         tumble.audit("t-handle", dt=[])
+
+
+# ------------------------------------------------------------------ item 14: a slow replay clip covers its flight
+
+
+@pytest.mark.parametrize("speed", [0.01, 0.05, 0.25, 4.0])
+def test_a_replay_clip_plans_the_whole_flight_at_any_speed(speed, flight, monkeypatch, tmp_path):
+    """--speed 0.01 --out slow.gif wrote 200 frames (an export's 10 s default) and ended at 0.10 s of
+    a 0.79 s flight: the plan now holds the flight's frames, the last one at its end."""
+    from tumble.export import exporter
+    from tumble.export.replay import export_replay
+
+    planned = []
+    monkeypatch.setattr(exporter, "export", lambda spec, scenarios, plan, *a, **k: planned.append(plan))
+    export_replay(flight, tmp_path / "slow.gif", speed=speed)
+    plan, = planned
+    step = speed / plan.fps  # s of flight per frame; frame k shows [k step, (k + 1) step)
+    assert plan.n_frames == round(flight.duration / step)
+    assert abs(plan.n_frames * step - flight.duration) <= step / 2
+    assert flight.duration - 2 * step <= plan.frame_times[-1] < flight.duration
+
+
+@pytest.mark.slow
+def test_a_slow_replay_gif_holds_every_frame_of_the_flight(tmp_path):
+    import imageio.v3 as iio
+
+    res, _ = timed("replay", "phone-throws", "--speed", "0.05", "--out", "slow.gif", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    frames = iio.improps(tmp_path / "slow.gif", index=None).shape[0]
+    # flight 1 of the sample lasts 0.790 s: 15.8 s of video at 20 fps (the default stopped at 200 frames)
+    assert frames == 316 and "wrote slow.gif (316 frames at 20 fps" in res.stdout, res.stdout
+
+
+# ------------------------------------------------------------------ item 17: a full disk during a replay clip
+
+FAKE_FFMPEG = """#!/bin/sh
+cat > /dev/null
+echo "Error closing file: No space left on device" >&2
+exit 1
+"""
+
+
+@pytest.mark.parametrize("suffix", [".gif", ".mp4"])
+def test_a_full_disk_during_a_replay_clip_is_one_line_and_nothing_written(suffix, tmp_path):
+    """ffmpeg failing to write (ENOSPC; a stand-in ffmpeg that reads the frames and says so) was
+    ``internal error: EncodeError``; now the line tumble export prints, exit 1, no file left."""
+    fake = tmp_path / "ffmpeg"
+    fake.write_text(FAKE_FFMPEG)
+    fake.chmod(0o755)
+    out = tmp_path / "clips"
+    out.mkdir()
+    res, seconds = timed("replay", "phone-throws", "--out", f"clips/x{suffix}", cwd=tmp_path,
+                         env=dict(os.environ, IMAGEIO_FFMPEG_EXE=str(fake)))
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 1 and len(lines) == 1, res.stderr
+    assert lines[0] == "tumble: error: ffmpeg failed: Error closing file: No space left on device (nothing written)"
+    assert list(out.iterdir()) == [] and res.stdout == ""
+    assert seconds < REFUSAL_S + 30  # the flight's fit and one frame rendered before ffmpeg's failure

@@ -9,7 +9,7 @@ import sys
 
 from ..api.arguments import ProgressBar, check_out, number_type, quit_after
 
-EXIT_OK = 0
+EXIT_OK, EXIT_FAILED = 0, 1
 #: what ``--out`` may end in
 REPLAY_OUTPUTS = (".mp4", ".gif", ".csv")
 
@@ -67,11 +67,21 @@ def run_replay(args) -> int:
         print(f"wrote {out}")
         return EXIT_OK
     if out is not None:
+        from ..export import EncodeError, ExportCancelled
+        from ..export.protocol import sigterm_as_interrupt
         from ..export.replay import export_replay
+        from ..physics.errors import shorten
 
-        with ProgressBar("export") as bar:
-            result = export_replay(flight, out, speed=args.speed,
-                                   progress=lambda done, total: bar(done / max(total, 1)))
+        try:
+            with ProgressBar("export") as bar, sigterm_as_interrupt():
+                result = export_replay(flight, out, speed=args.speed,
+                                       progress=lambda done, total: bar(done / max(total, 1)))
+        except ExportCancelled:
+            print("tumble: export cancelled, nothing written", file=sys.stderr)
+            return EXIT_FAILED
+        except EncodeError as err:  # ffmpeg could not write it (a full disk): as tumble export says it
+            print(f"tumble: error: {shorten(str(err), 300)} (nothing written)", file=sys.stderr)
+            return EXIT_FAILED
         print(said)
         print(f"wrote {out} ({result.frames} frames at {result.plan.fps} fps, {result.seconds:.1f} s)")
         return EXIT_OK
