@@ -515,3 +515,60 @@ def test_a_full_disk_during_a_replay_clip_is_one_line_and_nothing_written(suffix
     assert lines[0] == "tumble: error: ffmpeg failed: Error closing file: No space left on device (nothing written)"
     assert list(out.iterdir()) == [] and res.stdout == ""
     assert seconds < REFUSAL_S + 30  # the flight's fit and one frame rendered before ffmpeg's failure
+
+
+# ------------------------------------------------------------------ items 16, 19: warnings beside refusals, silent and misnamed options
+
+
+def trajectory_csv(folder, column=None, value=None):
+    """A t-handle trajectory CSV of 2 s (tumble simulate's columns), ``column`` set to ``value`` in every row."""
+    path = folder / "traj.csv"
+    res = tumble("simulate", "t-handle", "--duration", "2", "--sample", "0.01", "--out", path)
+    assert res.returncode == 0, res.stderr
+    if column is not None:
+        lines = path.read_text().splitlines()
+        head = lines[0].split(",")
+        k = head.index(column)
+        rows = [line.split(",") for line in lines[1:]]
+        for row in rows:
+            row[k] = value
+        path.write_text("\n".join([lines[0]] + [",".join(row) for row in rows]) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("column, words", [
+    ("wx", "must hold omega of at most 1e+06 rad/s per component (past it a run counts as diverged), got 'row 1'"),
+    ("qx", "must hold unit quaternions (|q| within 0.001 of 1), got 'row 1 (|q| = inf)'"),
+])
+def test_a_trajectory_of_1e300_is_refused_without_a_warning(column, words, tmp_path):
+    """omega 1e300 printed numpy's RuntimeWarning (overflow in a norm) and "nan of |omega| off" beside the refusal."""
+    trajectory_csv(tmp_path, column, "1e300")
+    res, seconds = timed("audit", "t-handle", "--trajectory", "traj.csv", cwd=tmp_path)
+    refused(res, "--trajectory traj.csv " + words, quiet=True)
+    assert "Warning" not in res.stderr and "nan" not in res.stderr
+    assert seconds < REFUSAL_S
+
+
+@pytest.mark.parametrize("option", [("--slow-flips", "4"), ("--fps", "10"), ("--duration", "3"), ("--speed", "2"),
+                                    ("--start", "1"), ("--size", "640x360")])
+def test_export_to_a_toml_refuses_the_options_of_frames(option, tmp_path):
+    """--slow-flips with a .toml output was ignored without a word: the file is the scenario alone."""
+    res, seconds = timed("export", "t-handle", "--out", "s.toml", *option, cwd=tmp_path)
+    refused(res, f"{option[0]} must go with a clip", "a .toml output is the scenario alone", unwritten=[tmp_path / "s.toml"],
+            quiet=True)
+    assert seconds < REFUSAL_S
+
+
+@pytest.mark.parametrize("args, words", [
+    (("t-handle", "--dt", "1e-6"), "the scenario's solver.duration must need at most"),
+    (("dt02.toml",), "the scenario's solver.dt must be <= the sample interval (0.01 s), got 0.02"),
+])
+def test_an_engines_export_names_the_scenarios_fields_not_flags_never_given(args, words, tmp_path):
+    """The engines export refused with "--duration ... got 60" (the T-handle's own run: the export's
+    --duration is the clip's length and was not given) and named --dt for a scenario's dt."""
+    (tmp_path / "dt02.toml").write_text('[body]\nshape = "box"\nmass = 1.0\nsize = [0.1, 0.2, 0.3]\n[initial]\n'
+                                        'angular_velocity = [0.1, 5.0, 0.0]\n[solver]\ndt = 0.02\nduration = 5.0\n')
+    res, seconds = timed("export", *args, "--view", "engines", "--out", "e.mp4", cwd=tmp_path)
+    line = refused(res, words, unwritten=[tmp_path / "e.mp4"], quiet=True)
+    assert "--duration" not in line and "--sample" not in line, line
+    assert seconds < REFUSAL_S + 30  # the engines view is built (pyvista, the engines' registry) before its audit

@@ -17,6 +17,7 @@ from itertools import product
 import numpy as np
 
 from ..physics import quaternion as quat
+from ..physics.compiled.kernels import OMEGA_LIMIT
 from ..physics.errors import ParameterError
 
 QUATERNION_ORDERS = ("wxyz", "xyzw")
@@ -101,11 +102,18 @@ def check_basic(a: Arrays) -> None:
         if x is not None and not np.all(np.isfinite(x)):
             row = int(np.argmax(~np.all(np.isfinite(np.reshape(x, (n, -1))), axis=1)))
             raise ParameterError(a.where, f"row {row + 1}", f"hold finite numbers ({name} is not finite there)")
+    if a.w is not None:  # past it a run counts as diverged; at 1e300 the norms overflowed (a warning, then nan)
+        fast = np.max(np.abs(np.reshape(a.w, (n, -1))), axis=1) > OMEGA_LIMIT
+        if np.any(fast):
+            row = int(np.argmax(fast))
+            raise ParameterError(a.where, f"row {row + 1}", f"hold omega of at most {OMEGA_LIMIT:g} rad/s per "
+                                 "component (past it a run counts as diverged)")
     steps = np.diff(a.t)
     if np.any(steps <= 0):
         row = int(np.argmax(steps <= 0)) + 2
         raise ParameterError(a.where, f"row {row}", "have times that increase from row to row")
-    norms = np.linalg.norm(a.q, axis=1)
+    with np.errstate(over="ignore"):  # |q| of 1e300: inf, refused below without a warning
+        norms = np.linalg.norm(a.q, axis=1)
     off = np.abs(norms - 1.0)
     if np.any(off > UNIT_TOLERANCE):
         row = int(np.argmax(off))
