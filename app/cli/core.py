@@ -290,10 +290,9 @@ def cmd_gui(args) -> int:
     if no_display():
         return EXIT_USAGE
     from ..gui.launch import check_screenshot, run_gui, run_gui_on_recording
-
-    check_screenshot(args.screenshot)  # before a recording is read or a window opens
     from ..gui.recordings.opening import is_recording
 
+    check_screenshot(args.screenshot)  # before a recording is read or a window opens
     if args.scenario is not None and is_recording(args.scenario):  # a recording: the import dialog fits it
         return run_gui_on_recording([args.scenario], paused=args.paused, view=args.view, screenshot=args.screenshot,
                                     quit_after=args.quit_after)
