@@ -49,6 +49,13 @@ def nonnegative(flag):
     return number_type(flag, "be a finite number >= 0", lambda v: v >= 0)
 
 
+def quit_after(flag="--quit-after"):
+    """``--quit-after S``: 0 to the window's :data:`~app.gui.launch.MAX_QUIT_AFTER_S`."""
+    from ..gui.launch import MAX_QUIT_AFTER_S, QUIT_AFTER_RULE  # a light module: constants, no Qt
+
+    return number_type(flag, QUIT_AFTER_RULE, lambda v: 0 <= v <= MAX_QUIT_AFTER_S)
+
+
 def whole(flag, lowest, highest):
     return number_type(flag, f"be a whole number from {lowest:,} to {highest:,}",
                         lambda v: lowest <= v <= highest, whole=True)

@@ -32,6 +32,8 @@ def run(sc, engines=None, dt=None, duration=None, sample=None, executor=None, pr
     if executor is not None and not callable(getattr(executor, "map", None)):
         raise ParameterError("executor", type(executor).__name__, "have a map method (concurrent.futures executors do)")
     dts = None if dt is None else [flag_number("--dt", x) for x in (dt if isinstance(dt, (list, tuple)) else [dt])]
+    if dts is not None and not dts:
+        raise ParameterError("--dt", dt, "be a step (s) or a list of at least one step (an empty list audits nothing)")
     return run_audit(load(sc), engines, dts, flag_number("--duration", duration), flag_number("--sample", sample),
                      executor=executor, progress=progress, cancelled=cancelled, reference_aside=reference_aside)
 
@@ -108,6 +110,8 @@ def read_trajectory(source):
         return _from_mapping(dict(source), "trajectory")
     if not isinstance(source, (str, Path)):
         raise ParameterError("--trajectory", type(source).__name__, "be a CSV or NPZ path or a dict of arrays")
+    if "\0" in str(source):
+        raise ParameterError("--trajectory", str(source), "be a path without NUL characters")
     path = Path(source)
     where = f"--trajectory {path.name}"
     suffix = path.suffix.lower()

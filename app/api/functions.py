@@ -198,11 +198,17 @@ def samples() -> list[dict]:
 
 
 def _recordings(recordings) -> list:
-    """A path, a Recording, or a list of them, as a list."""
+    """A path, a Recording, or a list of them, as a list; each path checked (not empty, no NUL, a
+    path at all: a replay passed as the recording is refused in one line)."""
+    from ..throws.recordings.reader import Recording, check_path
+
     if isinstance(recordings, (str, Path)) or not isinstance(recordings, (list, tuple)):
         recordings = [recordings]
     if not recordings:
         raise ParameterError("recordings", recordings, "name at least one recording")
+    for item in recordings:
+        if not isinstance(item, Recording):
+            check_path(item)
     return list(recordings)
 
 
@@ -303,7 +309,11 @@ def replay(recording, *, fit=None, flight=1, progress=None):
                              "lists them)")
     model = None
     if fit is not None:
+        from ..throws.fitting.predict import FittedBody
+
         model = fit.result if isinstance(fit, Fit) else load(fit)
+        # a model it cannot step is refused before the recording's fit
+        FittedBody.of(model, "--fit", str(fit) if isinstance(fit, (str, Path)) else None)
     items = _recordings(recording)
     if len(items) != 1:
         raise ParameterError("recording", len(items), "be one recording")

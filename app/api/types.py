@@ -316,6 +316,13 @@ class Fit:
     #: what the readers decided for the user to know (a unit inferred, an Excel twin read once)
     notes: tuple = ()
 
+    def __post_init__(self):
+        from ..throws.fitting.fit import FitResult
+
+        if not isinstance(self.result, FitResult):  # Fit(None) failed later, in its HTML, with AttributeError
+            raise ParameterError("Fit.result", type(self.result).__name__, "be a fit's result (tumble.fit makes a "
+                                 "Fit; its .result is one)")
+
     def to_dict(self) -> dict:
         """The object ``tumble fit --json`` prints."""
         return self.result.to_json(self.inertia_scale)

@@ -90,6 +90,14 @@ def cmd_export(args) -> int:
     from ..views import get_view
 
     options = _view_options(args, get_view(args.view))
+    if str(args.out).lower().endswith(".toml"):  # the scenario alone: no frame is made, these would do nothing
+        given = {"--slow-flips": args.slow_flips, "--fps": args.fps, "--duration": args.duration, "--size": args.size,
+                 "--speed": None if args.speed == 1.0 else args.speed, "--start": None if args.start == 0.0 else args.start}
+        for flag, value in given.items():
+            if value is not None:
+                made = "a clip (.mp4, .gif, .png)" if flag == "--size" else \
+                    "a clip or a trajectory (.mp4, .gif, .png, .csv, .npz)"
+                raise ParameterError(flag, value, f"go with {made}: a .toml output is the scenario alone")
     from ..export.gltf import gltf_format
 
     fmt = gltf_format(args.out)

@@ -139,7 +139,15 @@ def cmd_live(args) -> int:
         return EXIT_INTERRUPTED
     emit(session.end_event())
     if not heard["connected"]:
-        why = heard["error"] or "no answer (is phyphox open with remote access allowed, on the same network?)"
+        phone = "the stand-in phone" if is_demo(args.url) else "the phone"
+        if heard["error"]:
+            why = heard["error"]
+        elif deadline is not None and time.monotonic() >= deadline:  # no phone was to blame
+            why = f"--duration {args.duration:g} s ended before {phone}'s first answer"
+        elif is_demo(args.url):
+            why = "no answer from the stand-in phone"
+        else:
+            why = "no answer (is phyphox open with remote access allowed, on the same network?)"
         print(f"tumble: never connected to {args.url}: {why}", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK

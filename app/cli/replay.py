@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import sys
 
-from ..api.arguments import ProgressBar, check_out, nonnegative, number_type
+from ..api.arguments import ProgressBar, check_out, number_type, quit_after
 
-EXIT_OK = 0
+EXIT_OK, EXIT_FAILED = 0, 1
 #: what ``--out`` may end in
 REPLAY_OUTPUTS = (".mp4", ".gif", ".csv")
 
@@ -33,7 +33,7 @@ def add_replay_parser(sub) -> None:
                                                  "wx,wy,wz per measured sample (and model_qw..model_qz with --fit); "
                                                  "without --out the window opens")
     r.add_argument("--screenshot", metavar="FILE", help="the window: save a PNG of it and exit")
-    r.add_argument("--quit-after", type=nonnegative("--quit-after"), metavar="S",
+    r.add_argument("--quit-after", type=quit_after(), metavar="S",
                    help="the window: seconds of wall time before the screenshot/exit")
 
 
@@ -42,6 +42,16 @@ def run_replay(args) -> int:
     from ..api.functions import replay
 
     out = check_out(args.out, REPLAY_OUTPUTS) if args.out else None
+    for flag, value in (("--screenshot", args.screenshot), ("--quit-after", args.quit_after)):
+        if out is not None and value is not None:  # the window's options: --out opens none
+            from ..physics.errors import ParameterError
+
+            raise ParameterError(flag, value, "go with the window, not with --out (which writes off screen): give one "
+                                              "or the other")
+    if args.screenshot is not None:
+        from ..gui.launch import check_screenshot
+
+        check_screenshot(args.screenshot)
     with ProgressBar("replay") as bar:
         flight = replay(args.recording, fit=args.fit, flight=args.flight, progress=bar)
     said = f"flight {flight.number}: {flight.start:.3f} s to {flight.t[-1]:.3f} s, {len(flight.t)} samples"
@@ -57,11 +67,21 @@ def run_replay(args) -> int:
         print(f"wrote {out}")
         return EXIT_OK
     if out is not None:
+        from ..export import EncodeError, ExportCancelled
+        from ..export.protocol import sigterm_as_interrupt
         from ..export.replay import export_replay
+        from ..physics.errors import shorten
 
-        with ProgressBar("export") as bar:
-            result = export_replay(flight, out, speed=args.speed,
-                                   progress=lambda done, total: bar(done / max(total, 1)))
+        try:
+            with ProgressBar("export") as bar, sigterm_as_interrupt():
+                result = export_replay(flight, out, speed=args.speed,
+                                       progress=lambda done, total: bar(done / max(total, 1)))
+        except ExportCancelled:
+            print("tumble: export cancelled, nothing written", file=sys.stderr)
+            return EXIT_FAILED
+        except EncodeError as err:  # ffmpeg could not write it (a full disk): as tumble export says it
+            print(f"tumble: error: {shorten(str(err), 300)} (nothing written)", file=sys.stderr)
+            return EXIT_FAILED
         print(said)
         print(f"wrote {out} ({result.frames} frames at {result.plan.fps} fps, {result.seconds:.1f} s)")
         return EXIT_OK

@@ -126,7 +126,8 @@ def check_basic(a: Arrays) -> None:
     if np.any(steps <= 0):
         row = int(np.argmax(steps <= 0)) + 2
         raise ParameterError(a.where, f"row {row}", "have times that increase from row to row")
-    norms = np.linalg.norm(a.q, axis=1)
+    with np.errstate(over="ignore"):  # |q| of 1e300: inf, refused below without a warning
+        norms = np.linalg.norm(a.q, axis=1)
     off = np.abs(norms - 1.0)
     if np.any(off > UNIT_TOLERANCE):
         row = int(np.argmax(off))

@@ -96,7 +96,11 @@ def export_replay(replay, out, *, speed: float = DEFAULT_SPEED, fps=None, size=N
 
     scenario = replay_scenario(replay)
     overlay = Overlay(time=True, flips=True, title=replay_title(replay), legend=True, ghost=False)
-    plan = plan_export(scenario, ExportSettings(out=Path(out), fps=fps, speed=speed, size=size,
+    try:  # the whole flight, however slow (an export's default stops at 10 s of video: 0.10 s at speed 0.01)
+        whole = float(scenario.solver.duration) / float(speed) if float(speed) > 0 else None
+    except (TypeError, ValueError, OverflowError):
+        whole = None  # plan_export names the bad speed
+    plan = plan_export(scenario, ExportSettings(out=Path(out), fps=fps, speed=speed, size=size, duration=whole,
                                                 with_plots=with_plots, overlay=overlay))
     model = replay.model is not None
     return export(replay_spec(model), (scenario,), plan, progress, cancel, options={"model": model},

@@ -11,12 +11,17 @@ import os
 import sys
 
 from ..physics.errors import ParameterError
+from .common.interrupt import CtrlC
 
 #: default seconds before the screenshot when --quit-after is not given
 DEFAULT_SCREENSHOT_DELAY_S = 2.0
 #: longest wait for the first frame before a screenshot is taken anyway (s)
 FIRST_FRAME_TIMEOUT_S = 30.0
 DEFAULT_PRESET = "t-handle"
+#: the longest ``--quit-after`` (s): a Qt timer counts milliseconds in a 32-bit int (24.8 days)
+MAX_QUIT_AFTER_S = 1e6
+#: the rule of ``--quit-after``
+QUIT_AFTER_RULE = f"be a number of seconds from 0 to {MAX_QUIT_AFTER_S:,.0f} (11.6 days)"
 #: how often ``tumble gui RECORDING`` looks for its window to open the dialog over (ms)
 WAIT_FOR_WINDOW_MS = 50
 
@@ -60,6 +65,24 @@ def qt_application():
     return app
 
 
+def check_quit_after(quit_after: float | None) -> None:
+    """``quit_after`` None or 0 to MAX_QUIT_AFTER_S seconds (a Qt timer's range), else :class:`ParameterError`."""
+    if quit_after is not None and not 0 <= quit_after <= MAX_QUIT_AFTER_S:  # NaN fails too
+        raise ParameterError("--quit-after", quit_after, QUIT_AFTER_RULE)
+
+
+def check_screenshot(screenshot: str | None) -> None:
+    """``screenshot`` None or a PNG file that can be written (``.png``, an existing writable
+    folder, a name the system takes), else :class:`ParameterError`: checked before any window,
+    so a bad path costs no window's start-up."""
+    if screenshot is not None:
+        from ..atomic import check_target
+
+        if not str(screenshot).endswith(("/", os.sep)) and os.path.splitext(str(screenshot))[1].lower() != ".png":
+            raise ParameterError("--screenshot", screenshot, "end in .png")
+        check_target(screenshot, "--screenshot")
+
+
 def save_and_close(window, screenshot: str | None, result: dict) -> None:
     """The end of an automated run: save ``window`` as ``screenshot`` (a failed write is one line,
     ``result["code"] = 1``), then close it."""
@@ -87,12 +110,8 @@ def run_gui(scenario: str | None, paused: bool = False, view: str = "main", scre
     from .views import view_factory
 
     get_view(view)
-    if quit_after is not None and (quit_after != quit_after or quit_after < 0):
-        raise ParameterError("--quit-after", quit_after, "be a number >= 0 (s)")
-    if screenshot is not None:
-        folder = os.path.dirname(os.path.abspath(screenshot))
-        if not os.path.isdir(folder):
-            raise ParameterError("--screenshot", screenshot, "be in an existing folder")
+    check_quit_after(quit_after)
+    check_screenshot(screenshot)
     if slow_flips is not None:
         from ..export.timeline import check_slow_factor
 
@@ -101,44 +120,45 @@ def run_gui(scenario: str | None, paused: bool = False, view: str = "main", scre
 
     app = qt_application()
     from PyQt5.QtCore import QTimer
+    with CtrlC(app) as ctrl_c:  # from here on, Ctrl+C closes the window (once it is open)
+        automated = screenshot is not None or quit_after is not None
+        factory = view_factory(view)
+        options = {"preset": preset, "paused": paused, "persist": not automated}
+        if engines is not None:  # --view engines: its settings
+            options["engines"] = engines
+        if scenario is not None and preset is None and "source" in inspect.signature(factory).parameters:
+            options["source"] = str(scenario)  # a TOML file: the view names it
+        window = factory(sc, **options)
+        if live is not None:  # tumble gui --live URL: the Phone dock, connected
+            window.connect_phone(live)
+        result = {"code": 0}
 
-    automated = screenshot is not None or quit_after is not None
-    factory = view_factory(view)
-    options = {"preset": preset, "paused": paused, "persist": not automated}
-    if engines is not None:  # --view engines: its settings
-        options["engines"] = engines
-    if scenario is not None and preset is None and "source" in inspect.signature(factory).parameters:
-        options["source"] = str(scenario)  # a TOML file: the view names it
-    window = factory(sc, **options)
-    if live is not None:  # tumble gui --live URL: the Phone dock, connected
-        window.connect_phone(live)
-    result = {"code": 0}
+        if automated:
+            delay = quit_after if quit_after is not None else DEFAULT_SCREENSHOT_DELAY_S
 
-    if automated:
-        delay = quit_after if quit_after is not None else DEFAULT_SCREENSHOT_DELAY_S
+            def finish():
+                save_and_close(window, screenshot, result)
 
-        def finish():
-            save_and_close(window, screenshot, result)
+            countdown = []  # started once: by the first frame, or by the timeout without one
 
-        countdown = []  # started once: by the first frame, or by the timeout without one
+            def start_countdown(*_args):
+                if not countdown:
+                    countdown.append(True)
+                    QTimer.singleShot(int(delay * 1000), finish)
 
-        def start_countdown(*_args):
-            if not countdown:
-                countdown.append(True)
-                QTimer.singleShot(int(delay * 1000), finish)
+            window.first_frame_drawn.connect(start_countdown)
+            QTimer.singleShot(int(FIRST_FRAME_TIMEOUT_S * 1000), start_countdown)
 
-        window.first_frame_drawn.connect(start_countdown)
-        QTimer.singleShot(int(FIRST_FRAME_TIMEOUT_S * 1000), start_countdown)
-
-    if slow_flips is not None:
-        window.presentation.set_factor(slow_flips)
-        window.presentation.set_slow(slow_flips != 1.0)
-    window.show()
-    if presentation:
-        window.presentation.enter()
-    app.exec_()
+        if slow_flips is not None:
+            window.presentation.set_factor(slow_flips)
+            window.presentation.set_slow(slow_flips != 1.0)
+        window.show()
+        if presentation:
+            window.presentation.enter()
+        app.exec_()
     window.deleteLater()
     app.processEvents()
+    ctrl_c.raise_if_hit()
     return result["code"]
 
 
@@ -176,26 +196,26 @@ def run_replay(replay, speed: float | None = None, screenshot: str | None = None
     """``tumble replay`` without ``--out``: the replay window on ``replay`` (a
     :class:`~app.throws.fitting.replay.FlightReplay`) until it is closed; ``screenshot`` and
     ``quit_after`` as in :func:`run_gui`. Returns the exit status."""
-    if screenshot is not None:
-        folder = os.path.dirname(os.path.abspath(screenshot))
-        if not os.path.isdir(folder):
-            raise ParameterError("--screenshot", screenshot, "be in an existing folder")
+    check_quit_after(quit_after)
+    check_screenshot(screenshot)
     app = qt_application()
     from PyQt5.QtCore import QTimer
 
     from .windows.replay_window import DEFAULT_SPEED, ReplayWindow
 
-    window = ReplayWindow(replay, DEFAULT_SPEED if speed is None else speed)
-    result = {"code": 0}
-    if screenshot is not None or quit_after is not None:
-        delay = quit_after if quit_after is not None else DEFAULT_SCREENSHOT_DELAY_S
+    with CtrlC(app) as ctrl_c:  # from here on, Ctrl+C closes the window (once it is open)
+        window = ReplayWindow(replay, DEFAULT_SPEED if speed is None else speed)
+        result = {"code": 0}
+        if screenshot is not None or quit_after is not None:
+            delay = quit_after if quit_after is not None else DEFAULT_SCREENSHOT_DELAY_S
 
-        def finish():
-            save_and_close(window, screenshot, result)
+            def finish():
+                save_and_close(window, screenshot, result)
 
-        window.first_frame_drawn.connect(lambda: QTimer.singleShot(int(delay * 1000), finish))
-    window.show()
-    app.exec_()
+            window.first_frame_drawn.connect(lambda: QTimer.singleShot(int(delay * 1000), finish))
+        window.show()
+        app.exec_()
     window.deleteLater()
     app.processEvents()
+    ctrl_c.raise_if_hit()
     return result["code"]

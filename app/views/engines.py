@@ -61,6 +61,26 @@ def check_request(scenario, view: str, engines) -> None:
         check_free_body(load(scenario))
 
 
+#: what the audit's flags are in this view: the scenario's own fields (an export's --duration is
+#: the clip's length, and its --dt, if given, is already the scenario's step)
+SCENARIO_FIELDS = {"--duration": "the scenario's solver.duration", "--dt": "the scenario's solver.dt",
+                   "--sample": "the engines view's sample interval"}
+
+
+def scenarios_error(err):
+    """``err`` (a refusal of the audit's plan) naming the scenario's fields instead of the audit's
+    flags, which the engines view's user never gave (an engines export said "--duration ...
+    got 60": the T-handle's run, not the clip's --duration)."""
+    from ..physics.errors import ParameterError
+
+    if err.field not in SCENARIO_FIELDS:
+        return err
+    rule = err.rule
+    for flag, field in (("--dt", "dt"), ("--duration", "the run"), ("--sample", "the sample interval")):
+        rule = rule.replace(flag, field)
+    return ParameterError(SCENARIO_FIELDS[err.field], err.value, rule)
+
+
 def legend_rows(scenarios=()) -> tuple:
     """The bodies' part of the key (each setting is named by its label, in its colour, above it)."""
     from ..scene.body_scene import legend
@@ -130,9 +150,14 @@ class EnginesView(ViewScene):
         """The audit this view shows: its settings at the scenario's step over its duration."""
         from ..engines.audit import run_audit
 
+        from ..physics.errors import ParameterError
+
         sc = self.scenarios[0]
         names = [f"{e}:{s}" for e, s in self.pairs]
-        return run_audit(sc, names, [self.dt], sc.solver.duration, None, progress=progress, cancelled=cancelled)
+        try:
+            return run_audit(sc, names, [self.dt], sc.solver.duration, None, progress=progress, cancelled=cancelled)
+        except ParameterError as err:  # the audit's flags were never given here: the scenario's fields were
+            raise scenarios_error(err) from None
 
     def set_audit(self, audit) -> None:
         """Show ``audit``'s runs (one per setting, in order)."""

@@ -27,6 +27,7 @@ from ...scenario import Scenario
 from ...scene.engines import ENGINE_COLORS
 from ...views.engines import MAX_SETTINGS, default_engines
 from .shell import ViewWindow
+from ..common.interrupt import interrupted
 from ..common.theme import ERROR_TEXT
 from .window_parts import legend_html, overlay_label, same_start, show_run_state
 
@@ -314,5 +315,5 @@ class EnginesWindow(ViewWindow):
     # ------------------------------------------------------------------ closing
 
     def _stop_jobs(self) -> None:
-        if self.job is not None:
-            self.job.cancel(wait_s=30.0)
+        if self.job is not None:  # Ctrl+C: the process is ending, its daemon thread with it
+            self.job.cancel(wait_s=0.0 if interrupted() else 30.0)

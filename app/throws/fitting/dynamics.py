@@ -417,6 +417,39 @@ def turn_directions(rotvec, inertia_turned) -> np.ndarray:
     return np.array([skew(jl[:, i]) @ jt - jt @ skew(jl[:, i]) for i in range(3)])
 
 
+def fastest_rates(inertia, drag_model: str, coefficients, rate: float) -> tuple[float, float]:
+    """(gyroscopic, drag): upper figures of how fast the model's rate can change at |w| = ``rate``
+    (1/s), what a step of an explicit integrator must stay below.
+
+    Gyroscopic: the largest frequency of the free body's motion near a principal axis,
+    ``rate * sqrt(|(I_k - I_i)(I_k - I_j)| / (I_i I_j))`` over the axes k (Landau & Lifshitz,
+    *Mechanics*, section 37, problem 1); at most ``rate`` for a body that satisfies the triangle
+    inequality. Drag: the largest eigenvalue of ``J^-1 C`` (linear: ``J w' = -C w``), twice it
+    times ``rate`` for quadratic drag (the Jacobian of ``c_i |w| w_i``). Non-finite figures
+    (an inertia of 1e-300) come back as inf."""
+    with np.errstate(all="ignore"):
+        jm = 0.5 * (np.asarray(inertia, dtype=float) + np.asarray(inertia, dtype=float).T)
+        try:
+            moments, axes = np.linalg.eigh(jm)
+        except np.linalg.LinAlgError:
+            return math.inf, math.inf
+        gyro = 0.0
+        for k in range(3):
+            i, j = [n for n in range(3) if n != k]
+            gyro = max(gyro, rate * math.sqrt(abs((moments[k] - moments[i]) * (moments[k] - moments[j])
+                                                  / (moments[i] * moments[j]))))
+        drag = 0.0
+        if drag_model != "none":
+            c = np.diag(np.asarray(coefficients, dtype=float))
+            try:
+                drag = float(np.max(np.abs(np.linalg.eigvals(np.linalg.solve(jm, c)))))
+            except np.linalg.LinAlgError:
+                drag = math.inf
+            if drag_model == "quadratic":
+                drag *= 2.0 * rate
+    return (gyro if math.isfinite(gyro) else math.inf), (drag if math.isfinite(drag) else math.inf)
+
+
 def drag_torque(w: np.ndarray, drag_model: str, coefficients) -> np.ndarray:
     """The drag torque (sensor frame) at each row of ``w``: :func:`app.physics.loads.drag_torque`,
     or zero for ``"none"``."""

@@ -21,7 +21,7 @@ from scipy.optimize import least_squares
 
 from ...physics.errors import ParameterError
 from . import flights as fl
-from .dynamics import simulate_rates
+from .dynamics import H_MAX, fastest_rates, simulate_rates
 from .fit import FitResult, first_zero, is_near_intermediate, measured_flip
 from ..recordings.reader import Recording
 
@@ -40,6 +40,13 @@ FLIP_SAMPLING_S = 1e-3
 MAX_LEAD = 10.0
 MAX_HORIZON = 60.0
 #: the keys of one predicted flight, in order (``tumble predict --json``)
+#: a FIT.toml's model is checked at this rate (rad/s): three times the fastest phone gyroscope's
+#: range (34.9 rad/s, 2000 deg/s)
+MODEL_CHECK_RATE = 100.0
+#: the fastest a model's rate may change there (1/s): the compiled RK4's largest step, H_MAX =
+#: 2.5 ms, is stable up to 2.78 / H_MAX = 1,114/s; a body that satisfies the triangle inequality
+#: gives at most MODEL_CHECK_RATE, air drag on a phone about 5/s
+MAX_MODEL_RATE = 1000.0
 FLIGHT_KEYS = ("recording", "start", "end", "omega0", "flip_time_predicted", "flip_time_measured", "rms_relative")
 
 
@@ -57,15 +64,22 @@ class FittedBody:
     drag: np.ndarray
 
     @staticmethod
-    def of(scenario) -> "FittedBody":
+    def of(scenario, field: str = "the model (FIT.toml)", name: str | None = None) -> "FittedBody":
         """From a :class:`~app.scenario.Scenario` (a FIT.toml): its body's inertia and its drag
         load (other torques, forces and gravity would not be a throw's free flight); or from a
-        :class:`~app.throws.fitting.fit.FitResult` as it is."""
+        :class:`~app.throws.fitting.fit.FitResult` as it is. A scenario's body must be rigid (a
+        damper or a rotor is no part of these equations) and steppable (:func:`check_steppable`);
+        a refusal names ``field`` and ``name`` (default: the scenario's name)."""
         if isinstance(scenario, FittedBody):
             return scenario
         if isinstance(scenario, FitResult):
             return FittedBody(scenario.inertia, scenario.axes, scenario.drag_model, np.maximum(scenario.drag, 0.0))
         body = scenario.rigid_body
+        name = scenario.name if name is None else name
+        for part in ("damper", "rotor"):
+            if getattr(body, part, None) is not None:
+                raise ParameterError(field, name, f"be a rigid body to model a throw: its {part} is no part "
+                                     "of the fit's equations (remove [body." + part + "])")
         loads = scenario.applied_loads
         if loads.torques or loads.forces:
             raise ParameterError("scenario loads", scenario.name, "hold only a drag to predict throws (a FIT.toml "
@@ -77,8 +91,23 @@ class FittedBody:
         drag = np.sum([np.asarray(d.coefficients, dtype=float) for d in loads.drags], axis=0) if loads.drags \
             else np.zeros(3)
         inertia = np.asarray(body.inertia, dtype=float)
+        check_steppable(inertia, model, drag, name, field)
         _, axes = body.principal()
         return FittedBody(inertia, axes, model, drag)
+
+
+def check_steppable(inertia, drag_model: str, drag, name: str, field: str) -> None:
+    """:class:`ParameterError` naming ``field`` unless the model's rate changes at most
+    :data:`MAX_MODEL_RATE` times a second at |w| = :data:`MODEL_CHECK_RATE`
+    (:func:`.dynamics.fastest_rates`): a drag of 1e10, or an inertia of 1e-100 under a fitted
+    drag, made every step of the compiled RK4 blow up (0 flights found) and replay's DOP853 run
+    for ever."""
+    gyro, damp = fastest_rates(inertia, drag_model, drag, MODEL_CHECK_RATE)
+    if gyro + damp <= MAX_MODEL_RATE:
+        return
+    raise ParameterError(field, name, f"be a model whose rate changes at most {MAX_MODEL_RATE:,.0f} times a second at "
+                         f"|w| = {MODEL_CHECK_RATE:g} rad/s (a step of {H_MAX * 1e3:g} ms stays stable); its "
+                         f"{'drag' if damp >= gyro else 'inertia'} makes it {gyro + damp:.3g}/s")
 
 
 # ------------------------------------------------------------------ the one implementation

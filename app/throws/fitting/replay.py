@@ -12,6 +12,7 @@ samples, :func:`.edges.start_rate`). Flights are numbered as ``tumble fit`` list
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,7 +20,7 @@ from scipy.integrate import solve_ivp
 
 from ...physics import quaternion as quat
 from ...physics.body import Body, box, equivalent_box_size, principal
-from ...physics.errors import ParameterError
+from ...physics.errors import ParameterError, format_value
 from ...physics.sampled import interpolate, orientations, orientations_at
 from .dynamics import drag_torque
 from .edges import start_rate
@@ -32,6 +33,12 @@ PHONE_SIZE = (0.071, 0.147, 0.008)
 PHONE_MASS = 0.17
 #: the model's tolerances (DOP853): far below a gyroscope's 0.01 rad/s noise over a flight
 MODEL_RTOL, MODEL_ATOL = 1e-10, 1e-12
+#: the model's budget over one flight: steps (a phone's flight takes about 70; a linear drag of
+#: 1000 on a body of least moment 0.18 took 733, 0.9 s) and wall-clock seconds
+MODEL_MAX_STEPS = 10_000
+MODEL_WALL_S = 20.0
+#: calls of the right-hand side per DOP853 step (12), with room for rejected steps
+DOP853_CALLS_PER_STEP = 16
 #: playback speed of a replay (s of flight per s of video or of wall time): a flight lasts
 #: about a second; at a quarter of its speed a class sees the flip
 DEFAULT_SPEED = 0.25
@@ -68,18 +75,41 @@ class FlightReplay:
     def duration(self) -> float:
         return float(self.t[-1] - self.t[0])
 
+    def _flight_times(self, times) -> tuple[np.ndarray, bool]:
+        """(``times`` as a 1-D array within the flight, whether one number was given); a time
+        outside the flight (beyond rounding) or not a finite number is a :class:`ParameterError`:
+        the model exists only over the flight, and 100 s past it its dense solution read 3e22 rad/s."""
+        try:
+            arr = np.asarray(times, dtype=float)
+        except (TypeError, ValueError):
+            raise ParameterError("times", times, "be a time or times (s, recording time)") from None
+        scalar = arr.ndim == 0
+        arr = np.atleast_1d(arr)
+        if arr.ndim != 1:
+            raise ParameterError("times", times, "be a time or a 1-D list of times (s, recording time)")
+        t0, t1 = float(self.t[0]), float(self.t[-1])
+        slack = 1e-9 * max(1.0, abs(t0), abs(t1))
+        if not np.all(np.isfinite(arr)) or np.any(arr < t0 - slack) or np.any(arr > t1 + slack):
+            raise ParameterError("times", times, f"be within the flight, {t0:.6g} to {t1:.6g} s (recording time)")
+        return np.clip(arr, t0, t1), scalar
+
     def measured_at(self, times) -> tuple[np.ndarray, np.ndarray]:
-        """(q, w) at ``times`` (recording time, within the flight): the orientation by one
-        step of the same scheme from the stamp before, the rate from the same cubic."""
-        times = np.clip(np.asarray(times, dtype=float), self.t[0], self.t[-1])
-        return orientations_at(self.t, self.w, self.q, times), interpolate(self.t, self.w, times)
+        """(q, w) at ``times`` (recording time, within the flight; one time gives one q and one
+        w): the orientation by one step of the same scheme from the stamp before, the rate from
+        the same cubic."""
+        arr, scalar = self._flight_times(times)
+        q, w = orientations_at(self.t, self.w, self.q, arr), interpolate(self.t, self.w, arr)
+        return (q[0], w[0]) if scalar else (q, w)
 
     def model_at(self, times) -> tuple[np.ndarray, np.ndarray] | None:
-        """(q, w) of the model at ``times`` (recording time), or None without a model."""
+        """(q, w) of the model at ``times`` (recording time, within the flight; one time gives one
+        q and one w), or None without a model."""
         if self.solution is None:
             return None
-        y = self.solution.sol(np.asarray(times, dtype=float)).T
-        return quat.normalize(y[:, 3:]), y[:, :3]
+        arr, scalar = self._flight_times(times)
+        y = self.solution.sol(arr).T
+        q, w = quat.normalize(y[:, 3:]), y[:, :3]
+        return (q[0], w[0]) if scalar else (q, w)
 
     def columns(self) -> dict:
         """The CSV's columns by name: :data:`CSV_COLUMNS`, and :data:`MODEL_COLUMNS` with a model."""
@@ -105,13 +135,26 @@ class FlightReplay:
         return "\n".join(lines) + "\n"
 
 
-def model_solution(body: FittedBody, t0: float, t1: float, w0):
-    """scipy's dense solution of the model's (w, q) from ``w0`` and the identity at ``t0`` to ``t1``."""
+class _OverBudget(Exception):
+    """The model's integration spent its step or wall-clock budget."""
+
+
+def model_solution(body: FittedBody, t0: float, t1: float, w0, field: str = "--fit"):
+    """scipy's dense solution of the model's (w, q) from ``w0`` and the identity at ``t0`` to ``t1``.
+
+    Bounded: at most :data:`MODEL_MAX_STEPS` steps and :data:`MODEL_WALL_S` seconds, else
+    :class:`ParameterError` naming ``field``, as is a model that scipy cannot carry to ``t1`` or
+    that leaves finite numbers (no warning is printed on the way)."""
     jm = np.asarray(body.inertia, dtype=float)
     ji = np.linalg.inv(jm)
     c = np.asarray(body.drag, dtype=float)
+    calls = [0]
+    deadline = time.monotonic() + MODEL_WALL_S
 
     def rhs(_t, y):
+        calls[0] += 1
+        if calls[0] > MODEL_MAX_STEPS * DOP853_CALLS_PER_STEP or (calls[0] % 1000 == 0 and time.monotonic() > deadline):
+            raise _OverBudget
         w = y[:3]
         w0, w1, w2, qw, qx, qy, qz = y
         dw = ji @ (-np.cross(w, jm @ w) + drag_torque(w, body.drag_model, c))
@@ -121,8 +164,20 @@ def model_solution(body: FittedBody, t0: float, t1: float, w0):
                          0.5 * (qw * w1 - qx * w2 + qz * w0), 0.5 * (qw * w2 + qx * w1 - qy * w0)))
 
     y0 = np.concatenate((np.asarray(w0, dtype=float), [1.0, 0.0, 0.0, 0.0]))
-    return solve_ivp(rhs, (t0, max(t1, t0 + 1e-9)), y0, method="DOP853", dense_output=True,
-                     rtol=MODEL_RTOL, atol=MODEL_ATOL)
+    span = max(t1, t0 + 1e-9) - t0
+    try:
+        with np.errstate(all="ignore"):
+            solution = solve_ivp(rhs, (t0, t0 + span), y0, method="DOP853", dense_output=True,
+                                 rtol=MODEL_RTOL, atol=MODEL_ATOL)
+    except _OverBudget:
+        raise ParameterError(field, f"{body.drag_model} drag {format_value(c)}, inertia {format_value(np.diag(jm))}",
+                             f"be a model integrated over the flight ({span:.3g} s) within {MODEL_MAX_STEPS:,} steps "
+                             f"and {MODEL_WALL_S:g} s (DOP853 at rtol {MODEL_RTOL:g}): this one is too stiff") from None
+    if solution.status != 0 or not np.all(np.isfinite(solution.y)):
+        raise ParameterError(field, f"{body.drag_model} drag {format_value(c)}, inertia {format_value(np.diag(jm))}",
+                             f"be a model that integrates over the flight ({span:.3g} s) with finite rates "
+                             f"(DOP853 stopped: {solution.message})")
+    return solution
 
 
 def replay_flight(recording, i0: int, i1: int, model: FittedBody | FitResult | None = None,
@@ -138,7 +193,7 @@ def replay_flight(recording, i0: int, i1: int, model: FittedBody | FitResult | N
     q = orientations(t, w)
     body = w_start = solution = None
     if model is not None:
-        body = FittedBody.of(model)
+        body = FittedBody.of(model, "--fit")
         w_start = start_rate(recording, i0, i1)
         solution = model_solution(body, float(t[0]), float(t[-1]), w_start)
     return FlightReplay(recording.name, t, w, q, np.asarray(recording.saturated[i0:i1], dtype=bool), body,

@@ -21,8 +21,16 @@ def is_demo(url) -> bool:
 
 
 def start_demo(sample: str = DEMO_SAMPLE):
-    """The stand-in phone serving ``sample`` in a loop on 127.0.0.1 (a free port), started;
-    its ``url`` is where to connect, its ``stop()`` ends it."""
+    """The stand-in phone serving the shipped sample named ``sample`` in a loop on 127.0.0.1 (a
+    free port), started; its ``url`` is where to connect, its ``stop()`` ends it. The shipped
+    file, whatever the current folder holds (a ``./phone-throws`` of the user's, a dangling link
+    of that name): the demo names no file of the user's."""
+    from ...physics.errors import ParameterError
+    from ..recordings.samples import samples
     from .phyphox_server import replay_recordings
 
-    return replay_recordings([sample], loop=True, port=0, title=DEMO_TITLE).start()
+    path = next((s.path for s in samples() if s.name == sample), None)
+    if path is None:
+        raise ParameterError("demo", sample, "be a shipped sample (tumble samples lists them; a broken install: "
+                             "reinstall tumble)")
+    return replay_recordings([str(path)], loop=True, port=0, title=DEMO_TITLE).start()

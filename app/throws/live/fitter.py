@@ -63,7 +63,7 @@ def fixed_body(path) -> FittedBody:
     """The body and drag of a scenario (``tumble fit --out FIT.toml``), held fixed."""
     from ...scenario import load
 
-    return FittedBody.of(load(str(path)))
+    return FittedBody.of(load(str(path)), "--fit", str(path))
 
 
 def ratios_of(body: FittedBody) -> np.ndarray:

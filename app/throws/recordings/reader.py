@@ -87,6 +87,24 @@ class Recording:
         return list(zip(starts.tolist(), ends.tolist()))
 
 
+def check_path(path, field: str = "recording") -> str:
+    """``path`` as text if it can name a recording: a str or path-like, not empty (an empty path
+    read the current folder), without NUL characters (the system refuses them); else
+    :class:`ParameterError` naming ``field``."""
+    if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
+        kind = type(path).__name__
+        raise ParameterError(field, lim.Said(f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind}"),
+                             "be a path (str or pathlib.Path) of a phyphox folder, .zip or CSV file, or a sample's name")
+    text = os.fspath(path)
+    if not isinstance(text, str):
+        raise ParameterError(field, lim.Said(f"a {type(text).__name__} path"), "be a path given as text")
+    if not text.strip():
+        raise ParameterError(field, text, "be a path (an empty one would read the current folder)")
+    if "\0" in text:
+        raise ParameterError(field, text, "be a path without NUL characters")
+    return text
+
+
 def read_recordings(paths, check=None) -> list[Recording]:
     """Read every path once: an Excel file whose CSV twin is also given, or a path given twice,
     adds a note to the recording already read instead of a second copy of the same throws.
@@ -94,6 +112,7 @@ def read_recordings(paths, check=None) -> list[Recording]:
     out: list[Recording] = []
     seen: dict[str, int] = {}
     for path in paths:
+        check_path(path)
         sample = find_sample(path)
         p = sample.path if sample is not None else Path(path)
         twin = _csv_twin(p)
@@ -116,6 +135,7 @@ def read_recording(path, name: str | None = None, check=None) -> Recording:
     Cancel raises from it to stop the reading at once. A shipped sample's name (``tumble
     samples``) that names no file reads that sample, labelled with its name.
     """
+    check_path(path)
     sample = find_sample(path)
     if sample is not None:
         return read_recording(sample.path, name or sample.name, check)
@@ -133,7 +153,8 @@ def read_recording(path, name: str | None = None, check=None) -> Recording:
     if p.is_dir():
         return _read_folder(p, label, check)
     if not p.exists():
-        raise lim.refuse(where, "be an existing phyphox folder, .zip or CSV file", "no such file")
+        raise lim.refuse(where, "be an existing phyphox folder, .zip or CSV file",
+                         "a link to a missing file" if p.is_symlink() else "no such file")
     with lim.open_regular(p, where) as fh:
         head = fh.read(4)
         fh.seek(0)

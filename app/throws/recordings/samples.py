@@ -63,13 +63,14 @@ def sample_names() -> list[str]:
 
 
 def find(text) -> Sample | None:
-    """The sample named ``text``, or None: a file or folder of that name wins (a user's own
-    ``phone-throws`` in the current folder is read as given), and a path is never a name."""
+    """The sample named ``text``, or None: a file, folder or link of that name wins (a user's own
+    ``phone-throws`` in the current folder is read as given, a dangling link is refused as the
+    missing file it names), and a path is never a name."""
     text = str(text)
     if not text or "/" in text or "\\" in text:
         return None
     try:
-        if Path(text).exists():
+        if Path(text).exists() or Path(text).is_symlink():
             return None
     except (OSError, ValueError):  # a name too long for the system, or a NUL in it
         return None
