@@ -120,8 +120,9 @@ def check_basic(a: Arrays) -> None:
             big = np.max(np.abs(np.reshape(x, (n, -1))), axis=1) > bound
             if big.any():
                 row = int(np.argmax(big))
-                raise ParameterError(a.where, f"row {row + 1}", f"hold {name} of at most {bound:g} {unit} in each "
-                                     "component")
+                why = " (past it a run counts as diverged)" if name == "omega" else ""
+                raise ParameterError(a.where, f"row {row + 1}", f"hold {name} of at most {bound:g} {unit} per "
+                                     f"component{why}")
     steps = np.diff(a.t)
     if np.any(steps <= 0):
         row = int(np.argmax(steps <= 0)) + 2
