@@ -141,9 +141,8 @@ def flights_with_body(recordings, inertia, drag_model, drag, windows=None, cut_m
                  >= fl.MIN_FLIGHT_S]
         if not whole:
             return out
-        w0s = np.array([start_rate(recordings[f.recording], f.i0, f.i1) for f in whole])
         try:
-            turned, c = solve(recordings, whole, turned, drag_model, c, "fit", w0s).body()
+            turned, c = _turned_body(recordings, whole, turned, drag_model, c)
         except (ParameterError, ValueError, np.linalg.LinAlgError):
             return out
         c = np.maximum(c, 0.0)
@@ -154,6 +153,32 @@ def flights_with_body(recordings, inertia, drag_model, drag, windows=None, cut_m
             break
         out = found
     return out
+
+
+def _turned_body(recordings, flights, inertia, drag_model, drag):
+    """(inertia, drag) of one joint solve of ``flights`` with the axes free to turn, from the
+    given body; a flight far off the others (another object thrown, a catch taken for flight:
+    rms/|w0| over OUTLIER_FACTOR times the others' median and OUTLIER_FLOOR, as the fit
+    excludes them) is left out, worst first, and the rest solved again."""
+    from .consensus import OUTLIER_FACTOR, OUTLIER_FLOOR, OUTLIER_ROUNDS, flight_rms_relative
+
+    flights = list(flights)
+    w0s = np.array([start_rate(recordings[f.recording], f.i0, f.i1) for f in flights])
+    sol = solve(recordings, flights, inertia, drag_model, drag, "fit", w0s)
+    for _ in range(OUTLIER_ROUNDS):
+        rel = flight_rms_relative(sol)
+        if len(rel) < 3:
+            break
+        others = np.array([np.median(np.delete(rel, k)) for k in range(len(rel))])
+        far = (rel > OUTLIER_FACTOR * others) & (rel > OUTLIER_FLOOR)
+        if not far.any():
+            break
+        k = int(np.argmax(np.where(far, rel / others, -np.inf)))
+        del flights[k]
+        w0s = np.delete(np.asarray(sol.w0s), k, axis=0)
+        inertia, drag = sol.body()
+        sol = solve(recordings, flights, inertia, drag_model, np.maximum(drag, 0.0), "fit", w0s)
+    return sol.body()
 
 
 def _flights_of_body(recordings, inertia, drag_model, drag, windows, cut_min_s) -> list:
