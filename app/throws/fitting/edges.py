@@ -141,14 +141,14 @@ def flights_with_body(recordings, inertia, drag_model, drag, windows=None, cut_m
                  >= fl.MIN_FLIGHT_S]
         if not whole:
             return out
-        try:
+        try:  # a turn the flights do not determine (one short flight) leaves the edges of the body given
             turned, c = _turned_body(recordings, whole, turned, drag_model, c)
+            c = np.maximum(c, 0.0)
+            if not (np.all(np.isfinite(turned)) and np.all(np.isfinite(c))):
+                return out
+            found = _flights_of_body(recordings, turned, drag_model, c, windows, cut_min_s)
         except (ParameterError, ValueError, np.linalg.LinAlgError):
             return out
-        c = np.maximum(c, 0.0)
-        if not (np.all(np.isfinite(turned)) and np.all(np.isfinite(c))):
-            return out
-        found = _flights_of_body(recordings, turned, drag_model, c, windows, cut_min_s)
         if found == out:
             break
         out = found
