@@ -337,6 +337,10 @@ def fit_recordings(recordings: list[Recording], windows=None, drag_model: str = 
     return result
 
 
+#: an excluded flight takes the reported body's edges only where they hold this share of it
+KEEP_SHARE = cs.KEEP_SHARE
+
+
 def reported_edges(recordings, result: FitResult, windows=None, began: float | None = None) -> FitResult:
     """``result`` with each flight given THE edges of the body it reports (the one its
     FIT.toml holds, drag clamped at 0): those :func:`~app.throws.fitting.edges.flights_with_body`
@@ -344,13 +348,16 @@ def reported_edges(recordings, result: FitResult, windows=None, began: float | N
     whose last report is this fit's). The body stays as fitted; a flight whose edges moved
     (rarely more than a sample: the fit settled them with the body's axes free to turn, as
     that function judges them) gets its own launch rate fitted again with that body. A flight
-    the body does not find keeps its edges."""
+    the body does not find keeps its edges, and so does an excluded flight of which it finds
+    less than KEEP_SHARE (another object's throw: the body explains only pieces of it, and
+    the flight is reported whole, as found)."""
     drag = np.maximum(result.drag, 0.0)
     found = flights_with_body(recordings, result.inertia, result.drag_model, drag, windows)
     taken, out = set(), []
     for ff in result.flights:
         g = next((h for h in found if h.recording == ff.rec_index and h.i0 < ff.i1 and ff.i0 < h.i1), None)
-        if g is None or (g.i0, g.i1) == (ff.i0, ff.i1) or (g.recording, g.i0) in taken or \
+        piece = g is not None and ff.excluded and min(g.i1, ff.i1) - max(g.i0, ff.i0) < KEEP_SHARE * (ff.i1 - ff.i0)
+        if g is None or (g.i0, g.i1) == (ff.i0, ff.i1) or (g.recording, g.i0) in taken or piece or \
                 any(o is not ff and o.rec_index == g.recording and o.i0 < g.i1 and g.i0 < o.i1 for o in result.flights):
             out.append(ff)
             continue
