@@ -79,14 +79,63 @@ def test_show_without_a_display_raises_the_command_lines_line(tmp_path):
 def test_a_flight_line_says_dash_for_a_missing_flip_and_one_flight():
     from tumble.cli.live import _line
 
-    event = {"event": "flight", "segment": 0, "start": 1.0, "end": 2.0, "omega0": [3.0, 4.0, 0.0],
-             "flip_time_measured": None, "flip_time_predicted": 0.25, "ratios": [0.3, 0.7, 1.0],
-             "flights_used": 1, "excluded": False, "reason": None}
+    event = {"event": "flight", "number": 1, "refined": False, "segment": 0, "start": 1.0, "end": 2.0,
+             "omega0": [3.0, 4.0, 0.0], "flip_time_measured": None, "flip_time_predicted": 0.25,
+             "ratios": [0.3, 0.7, 1.0], "flights_used": 1, "excluded": False, "reason": None}
     line = _line(event)
-    assert "measured - predicted 0.250 s" in line and "- s" not in line and "(1 flight)" in line
-    assert "(2 flights)" in _line({**event, "flights_used": 2})
+    assert line.startswith("flight 1: 1.000-2.000 s") and "segment" not in line
+    assert "measured -, predicted 0.250 s" in line and "- s" not in line and "(fitted to 1 flight)" in line
+    assert "(fitted to 2 flights)" in _line({**event, "flights_used": 2})
     end = _line({"event": "end", "samples": 1, "segments": 1, "flights": 1, "ratios": None})
-    assert end == "end: 1 sample, 1 segment, 1 flight; ratios -"
+    assert end == "end: 1 sample, 1 flight; ratios -"
+    assert _line({"event": "end", "samples": 2, "segments": 2, "flights": 0, "ratios": None}) == \
+        "end: 2 samples, 2 segments, 0 flights; ratios -"
+
+
+def test_live_says_each_flight_once_and_each_refinement_once():
+    """One line when a flight is found, one when a later fit changes its edges or flips
+    ("flight N refined"), none for a report that changes only the ratios; "segment" only once
+    the session has more than one; the stand-in phone says when its sample starts again."""
+    from tumble.cli.live import LiveWords
+
+    def flight(number, start, end, segment=0, ratios=(0.3, 0.7, 1.0), flip=0.2, refined=False):
+        return {"event": "flight", "number": number, "refined": refined, "segment": segment, "start": start,
+                "end": end, "omega0": [3.0, 4.0, 0.0], "flip_time_measured": flip, "flip_time_predicted": flip,
+                "ratios": list(ratios), "flights_used": number, "excluded": False, "reason": None}
+
+    words = LiveWords()
+    said = [words.line(e) for e in (
+        flight(1, 1.0, 2.0),
+        flight(2, 3.0, 4.0),
+        flight(1, 1.0, 2.0, ratios=(0.31, 0.7, 1.0), refined=True),     # only the ratios moved: no line
+        flight(2, 2.98, 4.01, refined=True),                             # its edges moved
+        {"event": "looped", "lap": 2, "period": 15.1},
+        {"event": "cleared", "segment": 1},
+        flight(3, 0.5, 1.5, segment=1),
+        {"event": "end", "samples": 900, "segments": 2, "flights": 3, "ratios": [0.3, 0.7, 1.0]},
+    )]
+    assert said[0].startswith("flight 1: 1.000-2.000 s;") and said[1].startswith("flight 2: 3.000-4.000 s;")
+    assert said[2] is None
+    assert said[3].startswith("flight 2 refined: 2.980-4.010 s;")
+    assert said[4].startswith("demo: the sample starts again at 15.1 s (pass 2)")
+    assert said[5] == "the phone's time restarted: segment 1 begins"
+    assert said[6].startswith("flight 3: segment 1 0.500-1.500 s;")
+    assert said[7].startswith("end: 900 samples, 2 segments, 3 flights;")
+    assert sum(line is not None and line.startswith("flight ") and "refined" not in line for line in said) == 3
+
+
+def test_the_stand_in_phone_says_when_its_sample_starts_again():
+    from tumble.throws.live.session import LiveSession
+
+    events = []
+    session = LiveSession("demo", events.append)
+    try:
+        period = session.demo.timeline.period
+        for t0 in (0.0, 0.5 * period, 1.2 * period, 1.5 * period, 2.1 * period):
+            session._on_samples(0, np.array([t0, t0 + 0.01]), np.zeros((2, 3)))
+    finally:
+        session.demo.stop()
+    assert [(e["event"], e["lap"]) for e in events] == [("looped", 2), ("looped", 3)]
 
 
 def test_gui_help_explains_every_argument():

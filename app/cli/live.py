@@ -75,27 +75,64 @@ def _stop_flag():
     return state, restore
 
 
-def _line(event: dict) -> str:
-    kind = event["event"]
-    if kind == "connected":
-        return f"connected: {event['title'] or 'phyphox'} (session {event['session']})"
-    if kind == "reconnecting":
-        return f"reconnecting: {event['error']}"
-    if kind == "cleared":
-        return f"the phone's time restarted: segment {event['segment']}"
-    if kind == "stopped":
-        return f"stopped: {event['reason']}"
-    if kind == "flight":
-        ratios = ", ".join(f"{x:.4f}" for x in event["ratios"]) if event["ratios"] else "-"
-        flips = " ".join(f"{name} {'-' if event[key] is None else format(event[key], '.3f') + ' s'}" for name, key in
-                         (("measured", "flip_time_measured"), ("predicted", "flip_time_predicted")))
-        skipped = f" (left out: {event['reason']})" if event["excluded"] else ""
+class LiveWords:
+    """``tumble live``'s text: one line per event worth a line, in the order they come.
+
+    A flight gets one line when it is found (``flight 3: ...``) and one more each time a later
+    fit changes what that line says (its edges, its measured or predicted flip, its exclusion:
+    ``flight 3 refined: ...``); a report that changes only the ratios prints nothing (the next
+    line and the end line carry them). "segment N" is said only once the session has more than
+    one (the phone's time restarted). The JSON events (``--json``) are all printed as they are.
+    """
+
+    def __init__(self):
+        self.segments = 1
+        self.shown: dict[int, str] = {}   # flight number -> what its last line said of it
+
+    def line(self, event: dict) -> str | None:
+        """The line of ``event``, or None when it says nothing new."""
+        kind = event["event"]
+        if kind == "connected":
+            return f"connected: {event['title'] or 'phyphox'} (session {event['session']})"
+        if kind == "reconnecting":
+            return f"reconnecting: {event['error']}"
+        if kind == "cleared":
+            self.segments = max(self.segments, int(event["segment"]) + 1)
+            return f"the phone's time restarted: segment {event['segment']} begins"
+        if kind == "stopped":
+            return f"stopped: {event['reason']}"
+        if kind == "looped":
+            return (f"demo: the sample starts again at {(event['lap'] - 1) * event['period']:.1f} s (pass "
+                    f"{event['lap']}): the throws from there on are its throws once more")
+        if kind == "flight":
+            return self._flight(event)
+        ratios = ", ".join(f"{x:.4f}" for x in event["ratios"]) if event.get("ratios") else "-"
+        segments = f", {_count(event['segments'], 'segment')}" if event["segments"] > 1 else ""
+        return (f"end: {_count(event['samples'], 'sample')}{segments}, {_count(event['flights'], 'flight')}; "
+                f"ratios {ratios}")
+
+    def _flight(self, event: dict) -> str | None:
+        self.segments = max(self.segments, int(event["segment"]) + 1)
+        where = f"segment {event['segment']} " if self.segments > 1 else ""
+        flips = ", ".join(f"{name} {'-' if event[key] is None else format(event[key], '.3f') + ' s'}" for name, key in
+                          (("measured", "flip_time_measured"), ("predicted", "flip_time_predicted")))
+        skipped = f"; left out: {event['reason']}" if event["excluded"] else ""
+        what = f"{where}{event['start']:.3f}-{event['end']:.3f} s; flip {flips}{skipped}"
+        number = int(event["number"])
+        last = self.shown.get(number)
+        if last == what:
+            return None
+        self.shown[number] = what
         speed = sum(x * x for x in event["omega0"]) ** 0.5
-        return (f"flight: segment {event['segment']} {event['start']:.3f}-{event['end']:.3f} s, |w0| {speed:.2f} "
-                f"rad/s; flip {flips}; ratios {ratios} ({_count(event['flights_used'], 'flight')}){skipped}")
-    ratios = ", ".join(f"{x:.4f}" for x in event["ratios"]) if event.get("ratios") else "-"
-    return (f"end: {_count(event['samples'], 'sample')}, {_count(event['segments'], 'segment')}, "
-            f"{_count(event['flights'], 'flight')}; ratios {ratios}")
+        ratios = ", ".join(f"{x:.4f}" for x in event["ratios"]) if event["ratios"] else "-"
+        fitted = f" (fitted to {_count(event['flights_used'], 'flight')})" if event["ratios"] else ""
+        head = f"flight {number}" + (" refined" if last is not None else "")
+        return f"{head}: {what}; |w0| {speed:.2f} rad/s; ratios {ratios}{fitted}"
+
+
+def _line(event: dict) -> str:
+    """The line of one event on its own (a first report; see :class:`LiveWords`)."""
+    return LiveWords().line(event)
 
 
 def _count(n: int, noun: str) -> str:
@@ -119,13 +156,16 @@ def cmd_live(args) -> int:
     out = check_out_folder(args.out) if args.out else None
 
     heard = {"connected": False, "error": None}
+    words = LiveWords()
 
     def emit(event):
         if event["event"] == "connected":
             heard["connected"] = True
         elif event["event"] == "reconnecting":
             heard["error"] = event.get("error")
-        print(json.dumps(event, allow_nan=False) if args.json else _line(event), flush=True)
+        line = json.dumps(event, allow_nan=False) if args.json else words.line(event)
+        if line is not None:
+            print(line, flush=True)
 
     session = LiveSession(args.url, emit, args.drag, fixed, out)
     state, restore = _stop_flag()

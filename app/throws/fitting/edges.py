@@ -111,23 +111,73 @@ def find_flights(recordings, windows=None, drag_model="quadratic", smoothed=None
     return merge(recordings, found), inertia, (np.zeros(3) if drag_model == "none" else drag)
 
 
+#: most rounds of turning the body's axes to the flights found and finding them again with it
+TURN_ROUNDS = 4
+
+
 def flights_with_body(recordings, inertia, drag_model, drag, windows=None, cut_min_s: float | None = None) -> list:
     """Flights of ``recordings`` found with a known body (a FIT.toml's): runs of small torque
     residual, each given its edges by :func:`flight_edges`. With ``cut_min_s``, a run cut by
     the end of its recording (or segment) counts from that length on (a clip that ends just
-    after the release still holds its launch)."""
+    after the release still holds its launch).
+
+    The edges are judged with the body's principal axes free to turn: a FIT.toml fitted with
+    the sensor's axes (the default) says nothing of a sensor turned a degree or two from them,
+    and its drag and ratios absorb that turn, a model too rough at 25 rad/s to place an edge
+    to the sample. So the body is turned to the flights it finds (one joint solve of the
+    axes' turn, the ratios, the drag and each flight's launch rate, from the given body), the
+    flights found again with the turned body, and so on until they stay (at most
+    TURN_ROUNDS). A function of the samples and the given body alone: ``tumble fit`` reports
+    the edges this gives with the body it reports (its FIT.toml's), so ``tumble predict`` with
+    that FIT.toml, and ``tumble live``, report the same edges.
+    """
     out = _flights_of_body(recordings, inertia, drag_model, drag, windows, cut_min_s)
-    if not out:
-        return out
-    # judged, as tumble fit judges them, by the body with its principal axes free to turn: a
-    # FIT.toml fitted with the sensor's axes (the default) says nothing of a sensor turned a
-    # degree or two from them, which moves the edges the torque residual and the fit find
-    w0s = np.array([start_rate(recordings[f.recording], f.i0, f.i1) for f in out])
-    try:
-        turned, c = solve(recordings, out, inertia, drag_model, drag, "fit", w0s).body()
-    except (ParameterError, ValueError, np.linalg.LinAlgError):
-        return out
-    return _flights_of_body(recordings, turned, drag_model, np.maximum(c, 0.0), windows, cut_min_s)
+    turned, c = inertia, drag
+    for _ in range(TURN_ROUNDS):
+        # turned to the flights any caller finds (a clip's short cut flight, which only
+        # tumble predict looks for, must not turn the body tumble fit reports edges with)
+        whole = [f for f in out if recordings[f.recording].t[f.i1 - 1] - recordings[f.recording].t[f.i0]
+                 >= fl.MIN_FLIGHT_S]
+        if not whole:
+            return out
+        try:  # a turn the flights do not determine (one short flight) leaves the edges of the body given
+            turned, c = _turned_body(recordings, whole, turned, drag_model, c)
+            c = np.maximum(c, 0.0)
+            if not (np.all(np.isfinite(turned)) and np.all(np.isfinite(c))):
+                return out
+            found = _flights_of_body(recordings, turned, drag_model, c, windows, cut_min_s)
+        except (ParameterError, ValueError, np.linalg.LinAlgError):
+            return out
+        if found == out:
+            break
+        out = found
+    return out
+
+
+def _turned_body(recordings, flights, inertia, drag_model, drag):
+    """(inertia, drag) of one joint solve of ``flights`` with the axes free to turn, from the
+    given body; a flight far off the others (another object thrown, a catch taken for flight:
+    rms/|w0| over OUTLIER_FACTOR times the others' median and OUTLIER_FLOOR, as the fit
+    excludes them) is left out, worst first, and the rest solved again."""
+    from .consensus import OUTLIER_FACTOR, OUTLIER_FLOOR, OUTLIER_ROUNDS, flight_rms_relative
+
+    flights = list(flights)
+    w0s = np.array([start_rate(recordings[f.recording], f.i0, f.i1) for f in flights])
+    sol = solve(recordings, flights, inertia, drag_model, drag, "fit", w0s)
+    for _ in range(OUTLIER_ROUNDS):
+        rel = flight_rms_relative(sol)
+        if len(rel) < 3:
+            break
+        others = np.array([np.median(np.delete(rel, k)) for k in range(len(rel))])
+        far = (rel > OUTLIER_FACTOR * others) & (rel > OUTLIER_FLOOR)
+        if not far.any():
+            break
+        k = int(np.argmax(np.where(far, rel / others, -np.inf)))
+        del flights[k]
+        w0s = np.delete(np.asarray(sol.w0s), k, axis=0)
+        inertia, drag = sol.body()
+        sol = solve(recordings, flights, inertia, drag_model, np.maximum(drag, 0.0), "fit", w0s)
+    return sol.body()
 
 
 def _flights_of_body(recordings, inertia, drag_model, drag, windows, cut_min_s) -> list:

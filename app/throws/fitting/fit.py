@@ -20,7 +20,7 @@ from ...physics.errors import ParameterError
 from . import consensus as cs
 from . import flights as fl
 from .dynamics import DRAG_MODELS, simulate_rates
-from .edges import cut_edge, derivatives, find_flights, own_start
+from .edges import cut_edge, derivatives, find_flights, flights_with_body, own_start
 from ..recordings.reader import Recording
 from .consensus import flight_rms_relative
 from .solver import FitCancelled, Solution, output_std, principal_summary  # noqa: F401 - FitCancelled: the window's
@@ -305,8 +305,9 @@ def fit_recordings(recordings: list[Recording], windows=None, drag_model: str = 
                              f"hold at most {MAX_FIT_FLIGHTS:,} flights for one fit (fit them in parts, or name "
                              "windows with --flights)")
     if axes_mode == "fit":
-        return fit_flights(recordings, flights, inertia, drag, drag_model, axes_mode, windows, say, cancel, exclude,
-                           began, include, [dw for _, dw in smoothed])
+        return reported_edges(recordings, fit_flights(recordings, flights, inertia, drag, drag_model, axes_mode,
+                                                      windows, say, cancel, exclude, began, include,
+                                                      [dw for _, dw in smoothed]), windows, began)
     # the flights are found and their edges settled with the principal axes free to turn: a
     # sensor a few degrees off the body's would otherwise move the edges where the sensor's
     # axes stop matching and split flights (2 of 5 found, 3 extra, with a 2 degree turn)
@@ -323,14 +324,52 @@ def fit_recordings(recordings: list[Recording], windows=None, drag_model: str = 
     except (ValueError, np.linalg.LinAlgError):
         # too little to turn the axes by (one short flight leaves the turn undetermined and the
         # solve non-finite): the flights are settled with the sensor's axes, as the fit asks
-        return fit_flights(recordings, flights, inertia, drag, drag_model, axes_mode, windows, say, cancel,
-                           exclude, began, include, [dw for _, dw in smoothed])
+        return reported_edges(recordings, fit_flights(recordings, flights, inertia, drag, drag_model, axes_mode,
+                                                      windows, say, cancel, exclude, began, include,
+                                                      [dw for _, dw in smoothed]), windows, began)
     say(0.92, "fitting the flights with the sensor's axes")
     state.refit_with_axes("sensor")
     result = _result(recordings, state.sol, state.active_flights(), state.excluded_flights(), 0.0)
     result.notes = axes_notes(result, float(np.median(turned)), float(np.median(flight_rms_relative(state.sol))))
+    say(0.96, "giving the flights the edges of the body reported")
+    result = reported_edges(recordings, result, windows, began)
     say(1.0, "done")
-    result.seconds = time.perf_counter() - began
+    return result
+
+
+#: an excluded flight takes the reported body's edges only where they hold this share of it
+KEEP_SHARE = cs.KEEP_SHARE
+
+
+def reported_edges(recordings, result: FitResult, windows=None, began: float | None = None) -> FitResult:
+    """``result`` with each flight given THE edges of the body it reports (the one its
+    FIT.toml holds, drag clamped at 0): those :func:`~app.throws.fitting.edges.flights_with_body`
+    gives on the same samples, as ``tumble predict FIT.toml`` finds them (and ``tumble live``,
+    whose last report is this fit's). The body stays as fitted; a flight whose edges moved
+    (rarely more than a sample: the fit settled them with the body's axes free to turn, as
+    that function judges them) gets its own launch rate fitted again with that body. A flight
+    the body does not find keeps its edges, and so does an excluded flight of which it finds
+    less than KEEP_SHARE (another object's throw: the body explains only pieces of it, and
+    the flight is reported whole, as found)."""
+    drag = np.maximum(result.drag, 0.0)
+    found = flights_with_body(recordings, result.inertia, result.drag_model, drag, windows)
+    taken, out = set(), []
+    for ff in result.flights:
+        g = next((h for h in found if h.recording == ff.rec_index and h.i0 < ff.i1 and ff.i0 < h.i1), None)
+        piece = g is not None and ff.excluded and min(g.i1, ff.i1) - max(g.i0, ff.i0) < KEEP_SHARE * (ff.i1 - ff.i0)
+        if g is None or (g.i0, g.i1) == (ff.i0, ff.i1) or (g.recording, g.i0) in taken or piece or \
+                any(o is not ff and o.rec_index == g.recording and o.i0 < g.i1 and g.i0 < o.i1 for o in result.flights):
+            out.append(ff)
+            continue
+        taken.add((g.recording, g.i0))
+        rec = recordings[g.recording]
+        w0, wf = own_start(rec, g, result.inertia, result.drag_model, drag)
+        out.append(_flight_fit(rec, g.recording, g, rec.t[g.i0:g.i1], rec.w[g.i0:g.i1], wf, ~rec.saturated[g.i0:g.i1],
+                               w0, result.inertia, result.axes, result.drag_model, drag, excluded=ff.excluded,
+                               reason=ff.reason, cut=cut_edge(rec, g)))
+    result.flights = sorted(out, key=lambda ff: (ff.rec_index, ff.i0))
+    if began is not None:
+        result.seconds = time.perf_counter() - began
     return result
 
 

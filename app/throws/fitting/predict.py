@@ -156,8 +156,9 @@ def predict_flights(scenario, recordings, windows="auto", lead: float = DEFAULT_
     elif windows is not None:
         windows = [check_window(w) for w in windows]
     out = []
+    found = _auto_spans(recs, body) if windows is None else None
     for k, rec in enumerate(recs):
-        spans = _window_spans(rec, windows) if windows is not None else _auto_spans(recs, k, body)
+        spans = _window_spans(rec, windows) if windows is not None else found[k]
         for i0, i1 in spans:
             out.append(predict_span(body, rec, i0, i1, lead, horizon))
     if windows is not None and not out:
@@ -202,11 +203,15 @@ def _window_spans(rec: Recording, windows) -> list[tuple[int, int]]:
     return spans
 
 
-def _auto_spans(recs, k, body: FittedBody) -> list[tuple[int, int]]:
+def _auto_spans(recs, body: FittedBody) -> list[list[tuple[int, int]]]:
+    """(i0, i1) of each recording's flights, found in all of them together as ``tumble fit``
+    finds them with the body it reports (:func:`~app.throws.fitting.edges.flights_with_body`)."""
     from .edges import flights_with_body
 
-    return [(f.i0, f.i1) for f in flights_with_body([recs[k]], body.inertia, body.drag_model, body.drag,
-                                                    cut_min_s=CUT_FLIGHT_MIN_S)]
+    out = [[] for _ in recs]
+    for f in flights_with_body(recs, body.inertia, body.drag_model, body.drag, cut_min_s=CUT_FLIGHT_MIN_S):
+        out[f.recording].append((f.i0, f.i1))
+    return out
 
 
 def fit_launch_rate(body: FittedBody, t, w, used, lead: float) -> np.ndarray:

@@ -12,7 +12,7 @@ DEMO_URL = "demo"
 #: the sample it plays (tumble samples): a bare phone's throws, still between them
 DEMO_SAMPLE = "phone-throws"
 #: the title it shows where a phone shows its experiment's
-DEMO_TITLE = "demo: the phone-throws sample replayed by a stand-in phone"
+DEMO_TITLE = "demo: a stand-in phone playing phone-throws in a loop"
 
 
 def is_demo(url) -> bool:

@@ -174,6 +174,7 @@ class LiveSession:
     def __init__(self, url: str, emit=None, drag_model: str = "quadratic", fixed=None, out_dir=None):
         # "demo": a stand-in phone serving a shipped sample in this process, stopped when run() ends
         self.demo = start_demo() if is_demo(url) else None
+        self._lap = 1                               # the stand-in phone's pass through its sample
         url = self.demo.url if self.demo is not None else url
         self._emit_to = emit or (lambda event: None)
         self._emit_lock = threading.Lock()
@@ -215,6 +216,17 @@ class LiveSession:
             self.segments[segment].append(t, w)
         if self.csv is not None:
             self.csv.write(segment, t, w)
+        if self.demo is not None and len(t):
+            self._say_lap(float(t[-1]))
+
+    def _say_lap(self, newest: float) -> None:
+        """The stand-in phone plays its sample over and over: a ``looped`` event (``lap`` from
+        2, ``period`` s) when its newest sample is from a new pass (its throws come again)."""
+        period = float(self.demo.timeline.period)
+        lap = int(newest // period) + 1 if period > 0 else 1
+        if lap > self._lap:
+            self._lap = lap
+            self.emit({"event": "looped", "lap": lap, "period": period})
 
     def search(self) -> None:
         """Search the samples received so far for flights that landed; fit and emit them (the

@@ -325,6 +325,11 @@ def _segments(t: np.ndarray, events_text: str, where: str) -> np.ndarray:
 #: and PLATEAU_COUNT of them (any component, any sign) mark the sensor's range
 PLATEAU_TOLERANCE = 1e-4
 PLATEAU_COUNT = 3
+#: ...one of which recurs, to within this relative distance (the same number in the file: a
+#: sensor's range is one reading, written the same way each time), while a smooth peak's samples
+#: near its top all differ (a noise-free recording, a steady spin's rate: dozens within
+#: PLATEAU_TOLERANCE of its top, microradians per second apart)
+REPEAT_TOLERANCE = 1e-12
 
 
 def clipped_components(w: np.ndarray) -> np.ndarray:
@@ -341,7 +346,7 @@ def clipped_components(w: np.ndarray) -> np.ndarray:
     top = float(a.max())
     if top >= PLATEAU_MIN_RAD_S:
         at_top = a >= top * (1.0 - PLATEAU_TOLERANCE)
-        if int(at_top.sum()) >= PLATEAU_COUNT:
+        if int(at_top.sum()) >= PLATEAU_COUNT and _repeats(a[at_top], top):
             clipped |= at_top
     for k in range(3):
         top = float(a[:, k].max())
@@ -352,6 +357,13 @@ def clipped_components(w: np.ndarray) -> np.ndarray:
         if np.any(at_top & (padded[:-2] | padded[2:])):  # two neighbours at the top: a plateau
             clipped[:, k] |= at_top
     return clipped
+
+
+def _repeats(values: np.ndarray, top: float) -> bool:
+    """Whether two of ``values`` (the samples at the top) are one reading (within
+    REPEAT_TOLERANCE of ``top``; see there)."""
+    v = np.sort(values)
+    return bool(np.any(np.diff(v) <= REPEAT_TOLERANCE * top))
 
 
 def saturated_samples(w: np.ndarray) -> np.ndarray:
