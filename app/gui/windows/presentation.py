@@ -133,6 +133,9 @@ class Presentation(QObject):
             return
         w = self.window
         self.active = True
+        fitter = getattr(w, "screen_fitter", None)
+        if fitter is not None:  # back to this size, within the screen, when it leaves
+            fitter.remember()
         bars = [w.menuBar(), w.statusBar()]
         hidden = [x for x in bars + self._others() if x.isVisible()]
         self._saved = {"state": w.saveState(), "geometry": w.saveGeometry(), "maximized": w.isMaximized(),
