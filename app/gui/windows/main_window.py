@@ -62,6 +62,23 @@ def replay_length(scenario) -> float:
     return max(float(scenario.solver.duration), min(REPLAY_MAX_S, max(REPLAY_MIN_S, shown + REPLAY_AFTER_S)))
 
 
+#: how a scenario written by ``tumble fit --out`` starts its description (app.throws.fitting.report)
+FIT_MARK = "tumble fit:"
+
+
+def is_fitted_flight(scenario) -> bool:
+    """Whether ``scenario`` is a flight's body made by ``tumble fit --out`` (its run is the flight's
+    length: under a second, ending before its flips show)."""
+    return str(scenario.description).startswith(FIT_MARK)
+
+
+def run_long_enough(scenario):
+    """``scenario``, run for :func:`replay_length` when it is a fitted flight (several flips)."""
+    if not is_fitted_flight(scenario):
+        return scenario
+    return scenario.replace(solver=dataclasses.replace(scenario.solver, duration=replay_length(scenario)))
+
+
 class MainWindow(ViewWindow):
     """The Tumble main window (view ``main``); signals and counters as :class:`ViewWindow`."""
 
@@ -78,7 +95,10 @@ class MainWindow(ViewWindow):
                  persist: bool = True, source: str | None = None, parent=None):
         self._source = source
         self._shown_scenario = None
+        scenario = run_long_enough(scenario)  # a fitted flight: on until its flips show, the ghost on
         super().__init__(scenario, preset=preset, paused=paused, persist=persist, parent=parent)
+        if is_fitted_flight(scenario):
+            self.ghost.set_checked(True)
 
     # ------------------------------------------------------------------ construction
 
@@ -221,6 +241,9 @@ class MainWindow(ViewWindow):
         self.error_label.setText("")
 
     def load_scenario(self, scenario: Scenario, preset: str | None = None, source: str | None = None) -> None:
+        if is_fitted_flight(scenario) and scenario.solver.duration < replay_length(scenario):
+            scenario = run_long_enough(scenario)
+            self.ghost.set_checked(True)
         self.panel.set_scenario(scenario, preset=preset, source=source)
         self.apply_scenario(scenario)
 
@@ -335,7 +358,7 @@ class MainWindow(ViewWindow):
     def _save_view_settings(self, stored) -> None:
         from ...scenario import dumps
 
-        stored.setValue(keys.view_key(self.VIEW, "exact_ghost"), self.ghost.checkbox.isChecked())
+        stored.setValue(keys.view_key(self.VIEW, "exact_ghost"), self.ghost.wanted)
         stored.setValue(keys.view_key(self.VIEW, "plot_window"), self.window_combo.currentText())
         sc = self.panel.scenario
         if sc is not None:
