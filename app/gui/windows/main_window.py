@@ -35,7 +35,7 @@ from ..plots.live_plots import DEFAULT_WINDOW, PlotsBox, PlotsPanel
 from ..recordings.drops import accept_recording_drops
 from .shell import STATUS_MESSAGE_MS, ViewWindow
 from ..panels.theory_panel import TheoryPanel
-from .window_parts import add_action, legend_html, overlay_label, same_start, show_run_state
+from .window_parts import add_action, legend_html, overlay_label, same_start, show_run_state, window_title
 
 #: the parameter dock's width at start (px); a layout the user saved wins
 DOCK_WIDTH = 380
@@ -139,7 +139,9 @@ class MainWindow(ViewWindow):
         self.panel.scenario_applied.connect(self.apply_scenario)
         self.dock = QDockWidget("Parameters", self)
         self.dock.setObjectName("parameters")
-        self.dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable)
+        # closable: View > Parameters hides and shows it (not closable, its menu entry was greyed and looked doubled)
+        self.dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
+                              | QDockWidget.DockWidgetClosable)
         self.dock.setWidget(self.panel)
         self.dock.setMinimumWidth(300)
         self.addDockWidget(Qt.LeftDockWidgetArea, self.dock)
@@ -322,7 +324,7 @@ class MainWindow(ViewWindow):
         old = self._shown_scenario
         sc = snaps[0].scenario
         self._shown_scenario = sc
-        self.setWindowTitle(f"{self.panel.display_name or sc.name} — {self.VIEW_TITLE}")
+        self.setWindowTitle(f"{self.panel.display_name or sc.name} — {window_title(self.VIEW_TITLE)}")
         self.show_view(snaps, reset_camera=not same_start(old, sc))
         self.plots.clear_curves()
         self._last_plot = 0.0

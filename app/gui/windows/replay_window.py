@@ -20,7 +20,7 @@ from ...throws.fitting.replay import DEFAULT_SPEED
 from ...views.replay import spec as replay_spec
 from ..plots.live_plots import SpecPlots
 from .screen_fit import ScreenFitter, place_window
-from .window_parts import keep_open, legend_html, overlay_label, save_window_png
+from .window_parts import keep_open, legend_html, overlay_label, save_window_png, window_title
 
 #: display frames per second asked of the timer (the scene renders in 6-20 ms here)
 FRAME_MS = 16
@@ -59,7 +59,7 @@ class ReplayWindow(QMainWindow):
         self._closing = False
         self._paused_at_end = None
         self._last_wall = time.perf_counter()
-        self.setWindowTitle(f"Tumble: {replay_title(replay)}")
+        self.setWindowTitle(window_title(replay_title(replay)))
         self.timelines = window_timelines(replay)
         self.spec = replay_spec(replay.model is not None)
         scenario = replay_scenario(replay)

@@ -41,7 +41,7 @@ from ..views import view_factory
 from .presentation import DEFAULT_SLOW_FACTOR, Presentation
 from .screen_fit import ScreenFitter, restore_geometry, save_geometry
 from .window_parts import (CameraFitter, RepeatToggle, SpeedControl, add_action, add_status_labels, keep_open,
-                           save_window_png)
+                           save_window_png, window_title)
 
 #: display frame timer period (ms): ~60 Hz requested; the scene renders only on news
 FRAME_INTERVAL_MS = 16
@@ -114,7 +114,7 @@ class ViewWindow(QMainWindow):
         self.gl_views: list = []
         self.spec = get_view(self.VIEW)  # the registered view; its ViewScene: build_view_scene
         stored = keys.open_settings()
-        self.setWindowTitle(self.VIEW_TITLE)
+        self.setWindowTitle(window_title(self.VIEW_TITLE))
         self.resize(*DEFAULT_SIZE)
 
         speed = min(max(self.setting(stored, "speed", 1.0, float), MIN_SPEED), MAX_SPEED)

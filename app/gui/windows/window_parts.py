@@ -42,6 +42,19 @@ class CameraFitter(QObject):
             fit()
 
 
+#: the application's name: Qt appends " — Tumble" to every window title that does not end with it
+APP_NAME = "Tumble"
+
+
+def window_title(text: str) -> str:
+    """``text`` as a window's title, "WHAT — Tumble": the application named once, at the end
+    (a title "Tumble: WHAT" came out as "Tumble: WHAT — Tumble" once Qt appended the name)."""
+    if text.startswith(f"{APP_NAME}: "):
+        text = text[len(APP_NAME) + 2:]
+        text = text[:1].upper() + text[1:]
+    return text if text == APP_NAME or text.endswith(f" — {APP_NAME}") else f"{text} — {APP_NAME}"
+
+
 def add_action(window, text: str, slot, shortcut: str | None = None, tip: str = "") -> QAction:
     """A window-wide action calling ``slot()``, with its shortcut shown in the tooltip.
 
