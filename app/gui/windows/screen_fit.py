@@ -110,6 +110,7 @@ class ScreenFitter(QObject):
         self.wanted: QSize | None = None
         self._shown = False
         self._since = 0.0
+        self._size_then = QSize()
         self._timer = QTimer(self)  # a child: it dies with the window
         self._timer.setInterval(FRAME_POLL_MS)
         self._timer.timeout.connect(self._poll)
@@ -138,6 +139,7 @@ class ScreenFitter(QObject):
             self.wanted = QSize(wanted)
         self._centre_next = self.centre if centre is None else centre
         self._since = time.perf_counter()
+        self._size_then = self.window.size()
         self._timer.start()
 
     def _poll(self) -> None:
@@ -153,6 +155,8 @@ class ScreenFitter(QObject):
             return
         self._timer.stop()
         _measured[0] = margins  # none after FRAME_WAIT_S: this display frames no window
+        if w.size() != self._size_then:  # resized meanwhile (by the user, a test): that size is wanted
+            self.wanted, self._centre_next = w.size(), False
         fit_window(w, centre=self._centre_next, wanted=self.wanted, margins=margins)
         self.fitted += 1
 

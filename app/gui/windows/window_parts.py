@@ -202,6 +202,30 @@ def overlay_label(parent, html: str = "") -> QLabel:
     return label
 
 
+class CornerPin(QObject):
+    """Keeps ``label`` (an overlay of a 3D view) in the bottom-right corner of its parent, as the
+    parent or the label changes size (presentation mode's larger type). GUI thread."""
+
+    MARGIN = 8
+
+    def __init__(self, label):
+        super().__init__(label)
+        self._label = label
+        label.parentWidget().installEventFilter(self)
+        label.installEventFilter(self)
+        self.place()
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
+        if event.type() == QEvent.Resize:
+            self.place()
+        return False
+
+    def place(self) -> None:
+        parent = self._label.parentWidget()
+        self._label.move(max(0, parent.width() - self._label.width() - self.MARGIN),
+                         max(0, parent.height() - self._label.height() - self.MARGIN))
+
+
 def same_start(a, b) -> bool:
     """Whether scenarios ``a`` and ``b`` (either may be None) start the same body from the
     same place, orientation and spin: the default camera is chosen from these."""

@@ -1,0 +1,43 @@
+"""Issue 34, items 5-11: nothing crushed or cut off on a projector's 1280x720 (each test sizes its
+window to the room a 1280x720 screen leaves under openbox's title bar, and waits for the layout)."""
+
+from __future__ import annotations
+
+from conftest import WAIT_MS
+
+#: the client area a 1280x720 screen leaves under openbox's frame (test_window_manager.py measures it)
+ROOM = (1278, 695)
+
+
+def _sized(window, qtbot):
+    qtbot.waitUntil(lambda: not window.screen_fitter.waiting, timeout=WAIT_MS)  # fitted to the screen first
+    window.resize(*ROOM)
+    qtbot.waitUntil(lambda: (window.width(), window.height()) == ROOM, timeout=WAIT_MS)
+
+
+def _label_rect(scene, actor):
+    """The Qt rectangle (x0, y0, x1, y1) of a VTK text actor drawn in ``scene`` (a QtInteractor)."""
+    bbox = [0.0] * 4
+    actor.GetBoundingBox(scene.renderer, bbox)  # about the actor's anchor
+    x, y = actor.GetPositionCoordinate().GetComputedDisplayValue(scene.renderer)
+    h = scene.height()
+    return x + bbox[0], h - (y + bbox[3]), x + bbox[1], h - (y + bbox[2])
+
+
+def test_compare_sides_labels_are_not_behind_the_colour_key(open_view, qtbot):
+    """Item 6: side A's label was hidden behind the colour key."""
+    window = open_view("t-handle", view="compare", paused=True)
+    _sized(window, qtbot)
+    scene = window.scene_view
+    key = window.legend
+
+    def clear() -> bool:
+        window.scene_view.render()
+        g = key.geometry()
+        for actor in window.view.scenes[window.spec.panes[0].name]._labels:
+            x0, y0, x1, y1 = _label_rect(scene, actor)
+            if x0 < g.right() and g.left() < x1 and y0 < g.bottom() and g.top() < y1:
+                return False
+        return scene.rect().contains(g)
+
+    qtbot.waitUntil(clear, timeout=WAIT_MS)
