@@ -41,3 +41,26 @@ def test_compare_sides_labels_are_not_behind_the_colour_key(open_view, qtbot):
         return scene.rect().contains(g)
 
     qtbot.waitUntil(clear, timeout=WAIT_MS)
+
+
+def _whole(label) -> bool:
+    """Every line of a wrapped ``label`` is in sight: as tall as its text needs at its width, and
+    not clipped by the widgets around it."""
+    if not label.isVisible() or not label.text():
+        return False
+    need = label.heightForWidth(label.width())
+    return label.height() >= need and label.visibleRegion().boundingRect().height() >= need
+
+
+def test_the_theory_docks_sentences_end_in_sight(open_window, qtbot):
+    """Item 7: "No free-body theory here: applied torques, a damper or" ended mid-way, and so did
+    the note after a kick ("predicted from the state it")."""
+    window = open_window("rocket-top", paused=True)
+    _sized(window, qtbot)
+    note = window.theory.note
+    qtbot.waitUntil(lambda: "No free-body theory" in note.text() and _whole(note), timeout=WAIT_MS)
+    window.load_preset("t-handle")
+    window.worker.play()
+    qtbot.waitUntil(lambda: window.worker.latest().t > 0.3, timeout=WAIT_MS)
+    window.kick()
+    qtbot.waitUntil(lambda: "predicted from the state it left" in note.text() and _whole(note), timeout=WAIT_MS)
