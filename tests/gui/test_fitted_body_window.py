@@ -42,7 +42,7 @@ def test_a_fitted_body_runs_several_periods_with_its_ghost_on(open_view, qtbot, 
     qtbot.waitUntil(lambda: window.worker.latest().flips >= FLIPS_SHOWN, timeout=WAIT_MS)
     assert window.view.ghost_visible and window.ghost.reference is not None
     qtbot.waitUntil(lambda: window.ghost.last_error is not None, timeout=WAIT_MS)
-    assert "Drag" in window.ghost.plot.titleLabel.text
+    assert "without drag" in window.ghost.plot.titleLabel.text
 
 
 def test_a_ghost_that_cannot_apply_is_greyed_and_unticked_and_comes_back(open_view, qtbot):

@@ -3,7 +3,9 @@ window to the room a 1280x720 screen leaves under openbox's title bar, and waits
 
 from __future__ import annotations
 
+import pytest
 from conftest import WAIT_MS
+from PyQt5.QtCore import QPointF
 
 #: the client area a 1280x720 screen leaves under openbox's frame (test_window_manager.py measures it)
 ROOM = (1278, 695)
@@ -64,3 +66,44 @@ def test_the_theory_docks_sentences_end_in_sight(open_window, qtbot):
     qtbot.waitUntil(lambda: window.worker.latest().t > 0.3, timeout=WAIT_MS)
     window.kick()
     qtbot.waitUntil(lambda: "predicted from the state it left" in note.text() and _whole(note), timeout=WAIT_MS)
+
+
+def _legend_clear_of_curves(plot) -> bool:
+    """No curve of ``plot`` reaches into its legend's band: the legend sits above the curves."""
+    legend = plot.legend
+    if legend is None or not legend.isVisible():
+        return True
+    bottom = legend.sceneBoundingRect().bottom()
+    box = plot.vb.sceneBoundingRect()
+    for curve in plot.listDataItems():
+        x, y = curve.getData()
+        if x is None or len(x) == 0:
+            continue
+        top = min(plot.vb.mapViewToScene(QPointF(float(a), float(b))).y() for a, b in zip(x[::10], y[::10]))
+        if top < bottom and box.contains(QPointF(box.center().x(), top)):
+            return False
+    return True
+
+
+@pytest.mark.parametrize("view", ["main", "poinsot"])
+def test_every_plot_keeps_90_px_its_title_whole_and_its_legend_above_the_curves(open_view, qtbot, view):
+    """Item 8: at 1280x720 the L, omega and drift plots were 55 px tall with two ticks (Poinsot's
+    60 px, legends over the curves), and with the ghost on its title lost its last letter."""
+    from tumble.gui.plots.live_plots import PLOT_VIEW_MIN_PX
+
+    window = open_view("t-handle", view=view)
+    _sized(window, qtbot)
+    window.ghost.set_checked(True)
+    plots = window.plots.plots + [window.ghost.plot]
+
+    def laid_out() -> bool:
+        return (window.ghost.last_error is not None and window.worker.latest().t > 2.0
+                and all(p.vb.height() >= PLOT_VIEW_MIN_PX - 0.5 for p in plots))
+
+    qtbot.waitUntil(laid_out, timeout=WAIT_MS)
+    assert (window.width(), window.height()) == ROOM  # the room, not a taller window
+    assert window.geometry().contains(window.statusBar().geometry().translated(window.geometry().topLeft()))
+    for plot in plots:
+        title = plot.titleLabel
+        assert title.item.boundingRect().width() <= plot.width(), title.text  # whole, not cut at its ends
+    qtbot.waitUntil(lambda: all(_legend_clear_of_curves(p) for p in window.plots.plots), timeout=WAIT_MS)

@@ -41,12 +41,12 @@ from ...physics.reference import ExactReference, exact_unavailable_reason
 from ...scene.ghost import GHOST_COLOR
 from ...simulation.worker import HISTORY_CAPACITY, RECORD_INTERVAL_S, record_steps
 from ...views.base import ghost_scenario, ghost_without_drag
-from ..plots.live_plots import AXIS_WIDTH, MAX_POINTS, release_menus, set_title
+from ..plots.live_plots import AXIS_WIDTH, MAX_POINTS, PLOT_VIEW_MIN_PX, release_menus, set_title
 
 #: errors below this are drawn at it (log scale): round-off of a double in radians
 ERROR_FLOOR = 1e-16
-#: height of the error plot (px)
-PLOT_HEIGHT = 120
+#: most height of the error plot (px): its title, 90 px of curve and its time axis
+PLOT_HEIGHT = 150
 #: the error trace keeps at most this many samples (as many as the history holds)
 TRACE_CAPACITY = HISTORY_CAPACITY
 #: one closed-form evaluation costs about 1 ms whatever the number of times (vectorised), so
@@ -155,6 +155,11 @@ class ExactGhost(QObject):
         elif not on and shown:
             self._panel.ci.removeItem(self.plot)
             self.plot.hide()
+        else:
+            return
+        fit = getattr(self._panel, "fit_min_height", None)
+        if fit is not None:  # the panel asks for the room its rows need, this one's included
+            fit()
 
     @property
     def without_drag(self) -> bool:
@@ -284,6 +289,7 @@ class _ErrorPlot(pg.PlotItem):
     def __init__(self):
         super().__init__()
         self.setMaximumHeight(PLOT_HEIGHT)
+        self.vb.setMinimumHeight(PLOT_VIEW_MIN_PX)
         self.showGrid(x=True, y=True, alpha=0.25)
         self.setMenuEnabled(False)
         self.hideButtons()
@@ -292,6 +298,9 @@ class _ErrorPlot(pg.PlotItem):
         self.getAxis("left").setWidth(AXIS_WIDTH)
         self.getAxis("left").enableAutoSIPrefix(False)
         self.getAxis("left").showLabel(False)  # what the numbers are is in the title
+        # no time axis of its own: it sits under the drift plot's, which it shares (the room
+        # is what keeps every row's curves PLOT_VIEW_MIN_PX tall on a 1280x720 screen)
+        self.getAxis("bottom").setStyle(showValues=False)
         self.curve = self.plot(pen=pg.mkPen(GHOST_COLOR, width=1.5))
         self.without_drag = False
         self._linked = False
@@ -311,8 +320,9 @@ class _ErrorPlot(pg.PlotItem):
     def _title(self, value: str) -> None:
         if value != self._shown_value:
             self._shown_value = value
-            what = "Drag: angle to the ghost without it" if self.without_drag else "Orientation error vs exact ghost"
-            set_title(self, f"{what} (log₁₀ rad){value}")
+            # short enough to stay whole over a plot 400 px wide (a projector's 1280x720)
+            what = "log₁₀ angle to the ghost without drag" if self.without_drag else "log₁₀ orientation error vs ghost"
+            set_title(self, f"{what}{value or ' (rad)'}")
 
     def show_trace(self, t: np.ndarray, err: np.ndarray, since: float | None, now: float | None) -> None:
         if since is not None:
@@ -321,7 +331,7 @@ class _ErrorPlot(pg.PlotItem):
         if len(t) > MAX_POINTS:
             stride = -(-len(t) // MAX_POINTS)
             t, err = t[::-1][::stride][::-1], err[::-1][::stride][::-1]
-        self._title("" if now is None else f": {now:.1e} rad")
+        self._title("" if now is None else f": {now:.1e} rad")  # the title says the unit
         if len(t) == 0:
             self.curve.setData([], [])
             return

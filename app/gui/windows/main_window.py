@@ -45,6 +45,8 @@ PLOTS_MIN_WIDTH = 400
 #: stay readable), and of the time axis under them
 PLOT_MIN_HEIGHT = 90
 TIME_AXIS_HEIGHT = 40
+#: the least height of the polhode pane under the plots (px): the plots come first on a short screen
+POLHODE_MIN_HEIGHT = 40
 #: a replayed flight runs on until it has shown this many flips (a phone's flight of 0.7 s
 #: shows one at most, then the run ended), plus REPLAY_AFTER_S; at least REPLAY_MIN_S, at
 #: most REPLAY_MAX_S of simulated time
@@ -105,7 +107,7 @@ class MainWindow(ViewWindow):
     def _build_view(self, stored) -> None:
         # --- central area: scene | (plots over polhode)
         self.scene_view = self.gl_view(360, 300)
-        self.polhode_view = self.gl_view(200, 180)
+        self.polhode_view = self.gl_view(200, POLHODE_MIN_HEIGHT)
         # the view's panes in the order it declares them: the 3D scene, then the one under the plots
         names = [p.name for p in self.spec.panes]
         self.build_view_scene(dict(zip(names, (self.scene_view, self.polhode_view))), stored)
@@ -117,7 +119,7 @@ class MainWindow(ViewWindow):
         self.legend = self._legend_overlay(self.scene_view, self._legend_rows())
         self.scene_view.add_axes(color="#c9d1d9", line_width=2, labels_off=False)
         self.plots = PlotsPanel()
-        self.plots.setMinimumHeight(PLOT_MIN_HEIGHT * len(self.plots.plots) + TIME_AXIS_HEIGHT)
+        self.plots.fit_min_height()  # each plot's curves at least PLOT_VIEW_MIN_PX tall
         right = QSplitter(Qt.Vertical)
         right.addWidget(self._plots_box(stored))
         right.addWidget(self.polhode_view)
