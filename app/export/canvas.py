@@ -16,9 +16,9 @@ TITLE_FRACTION = 0.036
 #: the colour key's rows, as a fraction of the overlay text height, and their smallest size (px):
 #: a GIF's 640x360 frame still reads them
 LEGEND_SCALE = 0.85
-MIN_LEGEND_FONT = 10
+MIN_LEGEND_FONT = 15
 #: smallest font (pixels), so that small GIFs stay readable
-MIN_FONT = 9
+MIN_FONT = 14
 #: margin of the overlay text from the frame's edges, as a fraction of the frame height
 MARGIN_FRACTION = 0.02
 #: most lines a long title wraps onto (the last one ends in an ellipsis if it is still too long)
