@@ -63,7 +63,9 @@ def run_replay(args) -> int:
             result = export_replay(flight, out, speed=args.speed,
                                    progress=lambda done, total: bar(done / max(total, 1)))
         print(said)
-        print(f"wrote {out} ({result.frames} frames at {result.plan.fps} fps, {result.seconds:.1f} s)")
+        clip = result.frames / result.plan.fps  # the clip's own length; result.seconds is the wall time to make it
+        print(f"wrote {out}: a {clip:.2f} s clip ({result.frames} frames at {result.plan.fps} fps), "
+              f"made in {result.seconds:.1f} s")
         return EXIT_OK
     from ..gui.launch import run_replay
 

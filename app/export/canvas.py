@@ -44,6 +44,12 @@ def wrap_text(text: str, room: float, width, lines: int) -> str:
         line = words.pop(0)
         while words and width(f"{line} {words[0]}") <= room:
             line = f"{line} {words.pop(0)}"
+        taken = line.split()
+        comma = max((i for i, w in enumerate(taken[:-1]) if w.endswith(",")), default=None)
+        if words and len(out) < lines - 1 and comma is not None:
+            # broken anyway: after its last comma ("Replay of phone-throws, / flight 1 at 0.96 s",
+            # not "..., flight / 1 at 0.96 s")
+            line, words = " ".join(taken[:comma + 1]), taken[comma + 1:] + words
         if words and len(out) == lines - 1 or width(line) > room:  # the last line: end it visibly
             line = line if not words else line + " …"
             while width(line) > room and len(line) > 1:
