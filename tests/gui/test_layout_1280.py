@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import WAIT_MS
-from PyQt5.QtCore import QPointF
+from PyQt5.QtCore import QPoint, QPointF, QRect
 
 #: the client area a 1280x720 screen leaves under openbox's frame (test_window_manager.py measures it)
 ROOM = (1278, 695)
@@ -107,3 +107,31 @@ def test_every_plot_keeps_90_px_its_title_whole_and_its_legend_above_the_curves(
         title = plot.titleLabel
         assert title.item.boundingRect().width() <= plot.width(), title.text  # whole, not cut at its ends
     qtbot.waitUntil(lambda: all(_legend_clear_of_curves(p) for p in window.plots.plots), timeout=WAIT_MS)
+
+
+def test_the_import_dialog_shows_its_buttons_and_note_column_whole(open_window, qtbot):
+    """Item 9: the import dialog cut off its "Replay in 3D" buttons and its note column."""
+    from PyQt5.QtWidgets import QPushButton
+
+    from tumble.gui.recordings.flights_table import NOTE_COLUMN, NOTE_MIN_WIDTH, REPLAY_COLUMN
+
+    window = open_window("t-handle", paused=True)
+    _sized(window, qtbot)
+    window.open_sample("phone-throws")
+    dialog = window.recording_dialog
+    table = dialog.table
+    qtbot.waitUntil(lambda: table.rowCount() > 0 and table.cellWidget(0, REPLAY_COLUMN) is not None,
+                    timeout=5 * WAIT_MS)
+    assert dialog.frameGeometry().height() <= 720 and dialog.frameGeometry().width() <= 1280
+    header = table.horizontalHeader()
+
+    def whole() -> bool:
+        total = sum(header.sectionSize(c) for c in range(table.columnCount()))
+        buttons = [table.cellWidget(r, REPLAY_COLUMN) for r in range(table.rowCount())]
+        return (total <= table.viewport().width() and not table.horizontalScrollBar().isVisible()
+                and header.sectionSize(NOTE_COLUMN) >= NOTE_MIN_WIDTH
+                and all(isinstance(b, QPushButton) and b.width() >= b.sizeHint().width() for b in buttons)
+                and dialog.rect().contains(QRect(dialog.plot.mapTo(dialog, QPoint(0, 0)), dialog.plot.size())))
+
+    qtbot.waitUntil(whole, timeout=WAIT_MS)
+    dialog.close()
