@@ -135,3 +135,32 @@ def test_the_import_dialog_shows_its_buttons_and_note_column_whole(open_window, 
 
     qtbot.waitUntil(whole, timeout=WAIT_MS)
     dialog.close()
+
+
+def test_the_phone_tab_reads_whole_at_1280x720(open_window, qtbot):
+    """Item 5: the Phone tab's connection text was a 7-line narrow column, its flights table cut
+    "flip me..." and said "segment 0" on every row, and "10 flights" and "9 of 9 flights fitted"
+    stood side by side counting different things."""
+    from tumble.gui.recordings.flights_table import COLUMNS, RECORDING_COLUMN
+
+    window = open_window("t-handle", paused=True)
+    _sized(window, qtbot)
+    dock = window.connect_phone("demo")
+    table, state = dock.table, dock.state_label
+    qtbot.waitUntil(lambda: table.rowCount() >= 2 and "landed" in state.text(), timeout=5 * WAIT_MS)
+    # the connection text: lines across the tab, not a column
+    assert state.width() >= 0.8 * dock.width() and _whole(state)
+    assert state.height() <= 4 * state.fontMetrics().lineSpacing()
+    # one phone: no recording column saying the same on every row
+    assert table.isColumnHidden(RECORDING_COLUMN)
+    header = table.horizontalHeader()
+    for c, text in enumerate(COLUMNS):
+        if table.isColumnHidden(c) or not text.startswith("flip"):
+            continue
+        # every line of a flip column's header whole, and the column in sight
+        assert header.sectionSize(c) >= max(header.fontMetrics().horizontalAdvance(x) for x in text.split("\n"))
+        assert header.sectionViewportPosition(c) + header.sectionSize(c) <= table.viewport().width(), text
+    # each count says what it counts
+    assert "flights landed" in state.text() and "the last fit used" in dock.ratios_label.text()
+    dock.disconnect_phone()
+    qtbot.waitUntil(lambda: dock.thread is None or not dock.thread.is_alive(), timeout=WAIT_MS)

@@ -23,7 +23,7 @@ from ..common.theme import MUTED_TEXT
 
 #: columns of the table
 COLUMNS = ("use", "recording", "start\n(s)", "duration\n(s)", "|ω0|\n(rad/s)", "rms\n(rad/s)",
-           "flip\nmeasured (s)", "flip\nfitted (s)", "note", "")
+           "flip\nmeasured\n(s)", "flip\nfitted\n(s)", "note", "")
 #: the note, then each flight's "Replay in 3D" button, after every column that was there before it
 RECORDING_COLUMN, NOTE_COLUMN, REPLAY_COLUMN = 1, 8, 9
 REPLAY_TEXT = "Replay in 3D"
@@ -111,8 +111,13 @@ class FlightsTable(QTableWidget):
     flight_selected = pyqtSignal(int)
     replay_requested = pyqtSignal(int)
 
-    def __init__(self, parent=None):
+    def __init__(self, parent=None, *, ask_for_room: bool = True, one_source: bool = False):
+        """``ask_for_room``: the table's least width shows every column whole (the import
+        dialog); ``one_source``: its rows all come from one source (a phone), so the
+        recording column, which would say the same on every row, is hidden."""
         super().__init__(0, len(COLUMNS), parent)
+        self.ask_for_room = ask_for_room
+        self.one_source = one_source
         self.rows: list[FlightRow] = []
         self._filling = False
         setup_table(self, COLUMNS, RECORDING_COLUMN)
@@ -153,7 +158,9 @@ class FlightsTable(QTableWidget):
             button.clicked.connect(lambda _checked=False, index=row.index: self.replay_requested.emit(index))
             self.setCellWidget(i, REPLAY_COLUMN, button)
         self._filling = False
-        self._ask_for_room()
+        self.setColumnHidden(RECORDING_COLUMN, self.one_source)
+        if self.ask_for_room:
+            self._ask_for_room()
         first = next((i for i, row in enumerate(rows) if row.included), None)
         if first is not None:
             self.selectRow(first)
@@ -164,6 +171,8 @@ class FlightsTable(QTableWidget):
         header = self.horizontalHeader()
         widths = []
         for c in range(self.columnCount()):
+            if self.isColumnHidden(c):
+                continue
             if c == NOTE_COLUMN:
                 widths.append(NOTE_MIN_WIDTH)
             elif c == REPLAY_COLUMN:
