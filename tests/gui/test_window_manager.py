@@ -27,7 +27,7 @@ SCREENS = [(1280, 720), (1366, 768)]
 #: the windows a class meets: (name, tumble's arguments, the title's words)
 WINDOWS = [("main", ["gui", "t-handle"], "T-handle"),
            ("engines", ["gui", "t-handle", "--view", "engines"], "engines"),
-           ("stability", ["gui", "t-handle", "--view", "stability"], "stability"),
+           ("stability", ["gui", "t-handle", "--view", "stability"], "Stability map"),
            ("replay", ["replay", "resources/recordings/phone-throws.zip"], "Replay")]
 #: longest wait for a window to open and settle on a loaded machine (s)
 SETTLE_DEADLINE_S = 120.0
