@@ -83,7 +83,9 @@ def run_replay(args) -> int:
             print(f"tumble: error: {shorten(str(err), 300)} (nothing written)", file=sys.stderr)
             return EXIT_FAILED
         print(said)
-        print(f"wrote {out} ({result.frames} frames at {result.plan.fps} fps, {result.seconds:.1f} s)")
+        clip = result.frames / result.plan.fps  # the clip's own length; result.seconds is the wall time to make it
+        print(f"wrote {out}: a {clip:.2f} s clip ({result.frames} frames at {result.plan.fps} fps), "
+              f"made in {result.seconds:.1f} s")
         return EXIT_OK
     from ..gui.launch import run_replay
 

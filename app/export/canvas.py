@@ -16,9 +16,9 @@ TITLE_FRACTION = 0.036
 #: the colour key's rows, as a fraction of the overlay text height, and their smallest size (px):
 #: a GIF's 640x360 frame still reads them
 LEGEND_SCALE = 0.85
-MIN_LEGEND_FONT = 10
+MIN_LEGEND_FONT = 15
 #: smallest font (pixels), so that small GIFs stay readable
-MIN_FONT = 9
+MIN_FONT = 14
 #: margin of the overlay text from the frame's edges, as a fraction of the frame height
 MARGIN_FRACTION = 0.02
 #: most lines a long title wraps onto (the last one ends in an ellipsis if it is still too long)
@@ -44,6 +44,12 @@ def wrap_text(text: str, room: float, width, lines: int) -> str:
         line = words.pop(0)
         while words and width(f"{line} {words[0]}") <= room:
             line = f"{line} {words.pop(0)}"
+        taken = line.split()
+        comma = max((i for i, w in enumerate(taken[:-1]) if w.endswith(",")), default=None)
+        if words and len(out) < lines - 1 and comma is not None:
+            # broken anyway: after its last comma ("Replay of phone-throws, / flight 1 at 0.96 s",
+            # not "..., flight / 1 at 0.96 s")
+            line, words = " ".join(taken[:comma + 1]), taken[comma + 1:] + words
         if words and len(out) == lines - 1 or width(line) > room:  # the last line: end it visibly
             line = line if not words else line + " …"
             while width(line) > room and len(line) > 1:

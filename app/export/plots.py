@@ -127,20 +127,26 @@ class PlotPanel:
             if row.markers:
                 self._add_markers(ax, spans[0].flips)
             if not shared_key:  # the key sits above the plot, on the title's line, so it never hides a curve
-                _key(ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=fs * KEY_SHARE, frameon=False,
-                               ncol=len(ax.get_legend_handles_labels()[0]), handlelength=1.2, columnspacing=0.8,
-                               borderaxespad=0.0, borderpad=0.1), TEXT_COLOR)
+                _row_key(ax, fs, 1)
         if shared_key:  # one key for all rows, each entry in its curve's colour
             handles, labels = axes[0].get_legend_handles_labels()
             _key(fig.legend(handles, labels, loc="upper left", bbox_to_anchor=(0.2, 1.0), fontsize=fs * 0.85,
                             frameon=False, ncol=1, handlelength=1.2, borderaxespad=0.3), [c for _, c in keys[0]])
         axes[-1].set_xlabel(f"{spec.time_title} ({TIME_UNIT})", color=TEXT_COLOR, fontsize=fs)
         self.canvas.draw()
-        if not shared_key and _crowded(axes, titles, self.canvas.get_renderer()):
-            # a title and its key do not fit on one line (a narrow panel): the title goes a line up
-            _layout(fig, len(spec.rows), line, TITLE_LINES + 1, key_lines)
+        up = 0  # lines the titles go up
+        if not shared_key and _too_wide(axes, self.canvas.get_renderer()):
+            # a key wider than the panel (the replay's six curves and a flip) lost its first
+            # entries past the left edge: two rows of entries, the title over both
+            for ax in axes:
+                _row_key(ax, fs, KEY_ROWS)
+            up = KEY_ROWS
+        elif not shared_key and _crowded(axes, titles, self.canvas.get_renderer()):
+            up = 1  # a title and its key do not fit on one line (a narrow panel): the title goes a line up
+        if up:
+            _layout(fig, len(spec.rows), line, TITLE_LINES + up, key_lines)
             for ax, title in zip(axes, titles):
-                ax.set_title(title.get_text(), color=TEXT_COLOR, fontsize=fs, loc="left", pad=TITLE_PAD + 1.2 * fs)
+                ax.set_title(title.get_text(), color=TEXT_COLOR, fontsize=fs, loc="left", pad=TITLE_PAD + up * 1.3 * fs)
             self.canvas.draw()
         self.titles = titles  # the rows' title texts
         self._background = self.canvas.copy_from_bbox(fig.bbox)
@@ -189,6 +195,23 @@ def _layout(fig, rows: int, line: float, title_lines: float, key_lines: float) -
     top = 1.0 - gap - key_lines * line
     fig.subplots_adjust(left=0.2, right=0.96, top=top, bottom=bottom,
                         hspace=gap / max((top - bottom - (rows - 1) * gap) / rows, 1e-3))
+
+
+#: rows of a row's key when one row of entries is wider than the panel
+KEY_ROWS = 2
+
+
+def _row_key(ax, fs: float, rows: int) -> None:
+    """A row's key above its plot, right-aligned, its entries on ``rows`` rows."""
+    n = len(ax.get_legend_handles_labels()[0])
+    _key(ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), fontsize=fs * KEY_SHARE, frameon=False,
+                   ncol=max(1, -(-n // rows)), handlelength=1.2, columnspacing=0.8, borderaxespad=0.0,
+                   borderpad=0.1), TEXT_COLOR)
+
+
+def _too_wide(axes, renderer) -> bool:
+    """Whether a row's key runs past the panel's left edge."""
+    return any(ax.get_legend() is not None and ax.get_legend().get_window_extent(renderer).x0 < 0 for ax in axes)
 
 
 def _crowded(axes, titles, renderer) -> bool:

@@ -14,6 +14,21 @@ from ..physics.errors import ParameterError
 AHEAD_SECONDS = 1.0
 
 
+def ghost_scenario(scenario):
+    """The scenario the exact ghost follows for a run of ``scenario``: ``scenario`` itself, or,
+    for a rigid body whose only loads are drags (a body made by ``tumble fit``), the same body
+    without its drag: the throw in a vacuum, in closed form, beside the run slowed by the air."""
+    loads = tuple(getattr(scenario, "loads", ()) or ())
+    if loads and all(spec.kind == "drag" for spec in loads) and scenario.rigid_body.is_rigid:
+        return scenario.replace(loads=())
+    return scenario
+
+
+def ghost_without_drag(scenario) -> bool:
+    """Whether the ghost of ``scenario`` leaves out its drag (see :func:`ghost_scenario`)."""
+    return ghost_scenario(scenario) is not scenario
+
+
 @dataclass(frozen=True)
 class PaneSpec:
     """One pane of a view: a 3D scene (``kind`` "3d", on a plotter) or a picture drawn by the
@@ -134,10 +149,11 @@ class ViewScene:
         """Start run ``k``'s ghost from ``state`` (the run's start, or its last kick)."""
         from ..physics.reference import ExactReference, exact_unavailable_reason
 
-        reason = exact_unavailable_reason(self.scenarios[k].model)
+        model = ghost_scenario(self.scenarios[k]).model
+        reason = exact_unavailable_reason(model)
         if reason is not None:
             raise ParameterError("ghost", "on", f"be off for this scenario: it has {reason}")
-        self.references[k] = ExactReference(self.scenarios[k].model, state)
+        self.references[k] = ExactReference(model, state)
 
     def reset_camera(self, center=None) -> None:
         """Every pane from its default direction; a body's scene looks at ``center`` (world,

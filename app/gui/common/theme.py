@@ -34,6 +34,15 @@ QDockWidget::title {{ padding-left: 6px; }}
 def apply_theme(app: QApplication) -> None:
     """Fusion style with a dark palette, and pyqtgraph's colours to match."""
     app.setStyle("Fusion")
+    app.setPalette(dark_palette())
+    font = QFont(app.font())
+    font.setPointSize(FONT_POINTS)
+    app.setFont(font)
+    app.setStyleSheet(STYLE_SHEET)
+
+
+def dark_palette() -> QPalette:
+    """The widgets' palette: light text on dark grey."""
     pal = QPalette()
     colors = {
         QPalette.Window: WINDOW, QPalette.WindowText: TEXT_COLOR, QPalette.Base: BASE,
@@ -46,11 +55,10 @@ def apply_theme(app: QApplication) -> None:
         pal.setColor(role, QColor(color))
     for role in (QPalette.Text, QPalette.ButtonText, QPalette.WindowText):
         pal.setColor(QPalette.Disabled, role, QColor(MUTED_TEXT))
-    app.setPalette(pal)
-    font = QFont(app.font())
-    font.setPointSize(FONT_POINTS)
-    app.setFont(font)
-    app.setStyleSheet(STYLE_SHEET)
+    # Fusion etches a disabled menu entry's text with the Light colour 1 px down and right: on a
+    # dark background that read as the text doubled (View > Parameters)
+    pal.setColor(QPalette.Disabled, QPalette.Light, QColor(0, 0, 0, 0))
+    return pal
 
 
 def configure_pyqtgraph() -> None:

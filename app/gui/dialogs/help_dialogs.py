@@ -73,7 +73,28 @@ def readme_location() -> str:
     urls = (meta.get_all("Project-URL") or []) if meta is not None else []
     if urls:  # "Label, https://..."
         return urls[0].partition(",")[2].strip() or urls[0]
-    return f"the package's description (pip show --verbose {DISTRIBUTION})"
+    return "the README button below (the installed package's own copy)"
+
+
+def readme_text() -> str | None:
+    """The README (Markdown): the clone's file, else the copy the installed package's metadata
+    holds as its description (``pip show`` does not print it); None if neither is there."""
+    if README.is_file():
+        return README.read_text(encoding="utf-8")
+    meta = _metadata()
+    if meta is None:
+        return None
+    text = meta.get_payload() or meta.get("Description")
+    return text or None
+
+
+def readme_dialog(window) -> QDialog:
+    """The README over ``window`` (not modal); its ``browser`` attribute shows it."""
+    dialog = _closable_dialog(window, "Tumble README")
+    browser = dialog.browser = QTextBrowser(dialog)
+    browser.setMarkdown(readme_text() or "The README is not in this installation.")
+    _show_with(dialog, browser, (760, 560))
+    return dialog
 
 
 def licence() -> str:
@@ -92,6 +113,9 @@ def about_text() -> str:
 def about_box(window) -> QMessageBox:
     """Help > About, shown (not modal) over ``window``; deleted when closed."""
     box = QMessageBox(QMessageBox.Information, "About Tumble", about_text(), QMessageBox.Ok, window)
+    if readme_text() is not None:  # the README itself, wherever Tumble was installed from
+        button = box.readme_button = box.addButton("README…", QMessageBox.ActionRole)
+        button.clicked.connect(lambda: readme_dialog(window))
     box.setTextFormat(Qt.RichText)
     box.setTextInteractionFlags(Qt.TextSelectableByMouse)
     box.setAttribute(Qt.WA_DeleteOnClose)

@@ -92,8 +92,8 @@ class PhoneDock(QDockWidget):
         top.addWidget(self.connect_button)
         self.state_label = QLabel("not connected")
         self.state_label.setObjectName("hint")
-        top.addWidget(self.state_label, 1)
         lay.addLayout(top)
+        lay.addWidget(self.state_label)  # a line of its own, the dock's width: not a column beside the URL
         self.ratios_label = QLabel("")
         self.ratios_label.setObjectName("moments")
         self.ratios_label.setTextInteractionFlags(Qt.TextSelectableByMouse)
@@ -111,7 +111,7 @@ class PhoneDock(QDockWidget):
         self.curves = [self.strip.plot(pen=pg.mkPen(AXIS_HEX[k], width=1.4), name=f"ω{'xyz'[k]}") for k in range(3)]
         self.flight_regions: list = []
         split.addWidget(self.strip)
-        self.table = FlightsTable()
+        self.table = FlightsTable(ask_for_room=False, one_source=True)  # one phone: no "segment 0" on every row
         self.table.use_changed.connect(self._use_changed)
         self.table.flight_selected.connect(self.replay)
         self.table.replay_requested.connect(self.replay_in_3d)
@@ -245,7 +245,7 @@ class PhoneDock(QDockWidget):
                          + _fmt(in_air["flip_time_predicted"]) + " after the release")
         elif flights:
             last = flights[-1]
-            parts.append(f"{len(flights)} flight{'' if len(flights) == 1 else 's'}")
+            parts.append(f"{len(flights)} flight{'' if len(flights) == 1 else 's'} landed")
             parts.append("last throw: flip predicted " + _fmt(last["flip_time_predicted"])
                          + ", measured " + _fmt(last["flip_time_measured"]))
         text = " · ".join(parts)
@@ -255,8 +255,9 @@ class PhoneDock(QDockWidget):
     def _show_ratios(self) -> None:
         r = self.result
         ratios = ", ".join(f"{m:.4f} ± {s:.1g}" for m, s in zip(r.moments, r.moments_std))
+        # the last fit's own count: the flight that just landed joins it at the next fit
         self.ratios_label.setText(f"fitted so far: ratios {ratios}   {r.drag_model} drag   "
-                                  f"{len(r.fitted)} of {len(r.flights)} flights fitted")
+                                  f"the last fit used {len(r.fitted)} of the {len(r.flights)} flights it had")
 
     def _mark_flights(self, snap) -> None:
         """Shade the flights of the current segment on the strip (each as last reported)."""

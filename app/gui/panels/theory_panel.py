@@ -46,6 +46,29 @@ def _format(value, unit: str) -> str:
     return "—" if value is None else f"{value + 0.0:.6g} {unit}"  # + 0.0: no "-0"
 
 
+class _WrappedNote(QLabel):
+    """A wrapped label that asks for the height its lines take at its width: in a dock, a plain
+    wrapped label kept one line's height and cut its sentence mid-way."""
+
+    def __init__(self):
+        super().__init__()
+        self.setWordWrap(True)
+
+    def setText(self, text: str) -> None:  # noqa: N802 - Qt API
+        super().setText(text)
+        self._fit()
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt API
+        super().resizeEvent(event)
+        if event.oldSize().width() != event.size().width():
+            self._fit()
+
+    def _fit(self) -> None:
+        need = self.heightForWidth(max(self.width(), 1)) if self.text() else 0
+        if need != self.minimumHeight():
+            self.setMinimumHeight(max(need, 0))
+
+
 class TheoryPanel(QWidget):
     """A small table: each quantity's closed-form prediction and its value measured from
     the run's history, for the current segment (the run's start or its last kick).
@@ -77,9 +100,8 @@ class TheoryPanel(QWidget):
                 cell.setToolTip(tip)
                 grid.addWidget(cell, row, col)
             self.cells[key] = cells
-        self.note = QLabel()
+        self.note = _WrappedNote()
         self.note.setObjectName("hint")
-        self.note.setWordWrap(True)
         grid.addWidget(self.note, len(ROWS) + 1, 0, 1, 3)
         grid.setColumnStretch(0, 1)
         self.predicted = theory.Theory()

@@ -47,6 +47,9 @@ LEGEND_GAP_PX = 3
 MAX_LEGEND_SHARE = 0.5
 #: width of a vertical axis (px): numbers only, no label
 AXIS_WIDTH = 46
+#: the least height of a plot's curves (its view box, px): three or more ticks, readable on a
+#: projector (55 px with two ticks at 1280x720 before)
+PLOT_VIEW_MIN_PX = 90
 #: the scrolling window each view starts with
 DEFAULT_WINDOW = MAIN_PLOTS.default_window
 DEFAULT_COMPARE_WINDOW = COMPARE_PLOTS.default_window
@@ -99,6 +102,15 @@ class SpecPlots(pg.GraphicsLayoutWidget):
         self._markers: list = []
         self._marker_times: tuple | None = ()
         self._run_id = None
+
+    def fit_min_height(self) -> int:
+        """Make the widget's least height what its rows need (each view box at least
+        :data:`PLOT_VIEW_MIN_PX`, with its title and axes); call after adding or removing a row.
+        Returns it."""
+        self.ci.layout.invalidate()
+        need = int(self.ci.effectiveSizeHint(Qt.MinimumSize).height()) + 2 * self.frameWidth() + 2
+        self.setMinimumHeight(need)
+        return need
 
     @property
     def first_plot(self):
@@ -291,6 +303,7 @@ def setup_plot(plot, legend_columns: int) -> None:
                             brush=pg.mkBrush(22, 25, 30, 170), verSpacing=-6)
     legend.layout.setContentsMargins(2, 0, 2, 0)  # the style's 9 px a side would double its height
     legend.setParentItem(plot.vb)
+    plot.vb.setMinimumHeight(PLOT_VIEW_MIN_PX)
 
 
 def set_title(plot, text: str) -> None:

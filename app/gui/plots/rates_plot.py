@@ -10,7 +10,10 @@ import pyqtgraph as pg
 from PyQt5.QtCore import Qt
 
 from ...scene.style import AXIS_HEX
+from .live_plots import set_title
 
+#: the least width of the plot (px): the flights table beside it takes what it needs first
+MIN_WIDTH = 300
 #: colour of the vertical lines at the flips
 FLIP_COLOR = "#f5e663"
 
@@ -26,7 +29,8 @@ class RatesPlot(pg.PlotWidget):
         for side, label in (("left", "ω (rad/s)"), ("bottom", "t − start (s)")):
             self.getAxis(side).enableAutoSIPrefix(False)  # no "(x0.001)" after a label in seconds
             self.setLabel(side, label)
-        self.setTitle(title)
+        set_title(self.plotItem, title)  # no least width from its text: the flights table beside it needs the room
+        self.setMinimumWidth(MIN_WIDTH)
         self.addLegend(offset=(-4, 1), labelTextSize="8pt", colCount=3)
         self.curves = [self.plot(pen=pg.mkPen(AXIS_HEX[k], width=1.6), name=f"ω{'xyz'[k]}") for k in range(3)]
         self.points = [pg.ScatterPlotItem(size=4, pen=None, brush=pg.mkBrush(AXIS_HEX[k])) for k in range(3)]

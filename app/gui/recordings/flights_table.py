@@ -23,12 +23,14 @@ from ..common.theme import MUTED_TEXT
 
 #: columns of the table
 COLUMNS = ("use", "recording", "start\n(s)", "duration\n(s)", "|ω0|\n(rad/s)", "rms\n(rad/s)",
-           "flip measured\n(s)", "flip fitted\n(s)", "note", "")
+           "flip\nmeasured\n(s)", "flip\nfitted\n(s)", "note", "")
 #: the note, then each flight's "Replay in 3D" button, after every column that was there before it
 RECORDING_COLUMN, NOTE_COLUMN, REPLAY_COLUMN = 1, 8, 9
 REPLAY_TEXT = "Replay in 3D"
 #: width of the recording column (px); longer names are elided in the middle
 RECORDING_WIDTH = 130
+#: the least width of the note column (px): a note is cut there, and shown in full under the table
+NOTE_MIN_WIDTH = 60
 
 
 @dataclass(frozen=True)
@@ -109,8 +111,13 @@ class FlightsTable(QTableWidget):
     flight_selected = pyqtSignal(int)
     replay_requested = pyqtSignal(int)
 
-    def __init__(self, parent=None):
+    def __init__(self, parent=None, *, ask_for_room: bool = True, one_source: bool = False):
+        """``ask_for_room``: the table's least width shows every column whole (the import
+        dialog); ``one_source``: its rows all come from one source (a phone), so the
+        recording column, which would say the same on every row, is hidden."""
         super().__init__(0, len(COLUMNS), parent)
+        self.ask_for_room = ask_for_room
+        self.one_source = one_source
         self.rows: list[FlightRow] = []
         self._filling = False
         setup_table(self, COLUMNS, RECORDING_COLUMN)
@@ -151,9 +158,37 @@ class FlightsTable(QTableWidget):
             button.clicked.connect(lambda _checked=False, index=row.index: self.replay_requested.emit(index))
             self.setCellWidget(i, REPLAY_COLUMN, button)
         self._filling = False
+        self.setColumnHidden(RECORDING_COLUMN, self.one_source)
+        if self.ask_for_room:
+            self._ask_for_room()
         first = next((i for i, row in enumerate(rows) if row.included), None)
         if first is not None:
             self.selectRow(first)
+
+    def needed_width(self) -> int:
+        """The width (px) that shows every column whole, the note at :data:`NOTE_MIN_WIDTH`
+        and each "Replay in 3D" button's whole text."""
+        header = self.horizontalHeader()
+        widths = []
+        for c in range(self.columnCount()):
+            if self.isColumnHidden(c):
+                continue
+            if c == NOTE_COLUMN:
+                widths.append(NOTE_MIN_WIDTH)
+            elif c == REPLAY_COLUMN:
+                widths.append(max(header.sectionSizeHint(c), QPushButton(REPLAY_TEXT).sizeHint().width() + 4))
+            elif c == RECORDING_COLUMN:
+                widths.append(RECORDING_WIDTH)
+            else:
+                widths.append(max(header.sectionSizeHint(c), self.sizeHintForColumn(c)))
+        return sum(widths) + 2 * self.frameWidth() + self.verticalScrollBar().sizeHint().width()
+
+    def _ask_for_room(self) -> None:
+        """At least :meth:`needed_width` wide, the buttons' column as wide as a button: at
+        1280x720 the table's last columns were cut off behind a scroll bar."""
+        self.setColumnWidth(REPLAY_COLUMN, QPushButton(REPLAY_TEXT).sizeHint().width() + 4)
+        self.horizontalHeader().setSectionResizeMode(REPLAY_COLUMN, QHeaderView.Fixed)
+        self.setMinimumWidth(self.needed_width())
 
     def choices(self) -> tuple[list[tuple[int, float]], list[tuple[int, float]]]:
         """What the ticks ask of the next fit, as its ``exclude`` and ``include``: the flights

@@ -31,7 +31,7 @@ from ..plots.live_plots import DEFAULT_COMPARE_WINDOW, DriftPlots, PlotsBox
 from ..common import settings as keys
 from .shell import ViewWindow
 from ..common.theme import ERROR_TEXT
-from .window_parts import legend_html, overlay_label, same_start, show_run_state
+from .window_parts import CornerPin, legend_html, overlay_label, same_start, show_run_state
 
 
 class CompareWindow(ViewWindow):
@@ -87,6 +87,8 @@ class CompareWindow(ViewWindow):
         self.scene_view = self.gl_view(360, 300)
         self.build_view_scene({"pair": self.scene_view}, stored)
         self.legend = overlay_label(self.scene_view, legend_html(self.view.legend_rows))
+        # bottom right: the sides' labels float above the bodies, side A's at the top left
+        self.legend_pin = CornerPin(self.legend)
         self.scene_view.add_axes(color="#c9d1d9", line_width=2, labels_off=False)
         self.plots = DriftPlots()
         # the plots' Qt repaint costs by area: two plots need no more width than the main view's three

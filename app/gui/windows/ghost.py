@@ -11,7 +11,10 @@ from that cache; the orientation error feeds a small plot of its log10. Nothing 
 integrated, so the gap is the integrator's error alone.
 
 Where the closed form does not apply (applied torques or forces), the checkbox is
-disabled and its tooltip gives the reason (the message of ``check_exact_applies``).
+disabled, shown unticked, and its tooltip gives the reason (the message of
+``check_exact_applies``). A body whose only loads are drags (one made by ``tumble fit``) has
+the ghost of the same body without its drag (:func:`~app.views.base.ghost_scenario`): the
+throw in a vacuum beside the run slowed by the air, and the plot then shows the gap drag makes.
 
 Calls from the window (GUI thread)::
 
@@ -37,12 +40,13 @@ from ...physics.errors import ParameterError
 from ...physics.reference import ExactReference, exact_unavailable_reason
 from ...scene.ghost import GHOST_COLOR
 from ...simulation.worker import HISTORY_CAPACITY, RECORD_INTERVAL_S, record_steps
-from ..plots.live_plots import AXIS_WIDTH, MAX_POINTS, release_menus, set_title
+from ...views.base import ghost_scenario, ghost_without_drag
+from ..plots.live_plots import AXIS_WIDTH, MAX_POINTS, PLOT_VIEW_MIN_PX, release_menus, set_title
 
 #: errors below this are drawn at it (log scale): round-off of a double in radians
 ERROR_FLOOR = 1e-16
-#: height of the error plot (px)
-PLOT_HEIGHT = 120
+#: most height of the error plot (px): its title, 90 px of curve and its time axis
+PLOT_HEIGHT = 150
 #: the error trace keeps at most this many samples (as many as the history holds)
 TRACE_CAPACITY = HISTORY_CAPACITY
 #: one closed-form evaluation costs about 1 ms whatever the number of times (vectorised), so
@@ -74,7 +78,7 @@ class ExactGhost(QObject):
         self.view = view
         self.scene = view.ghosts[0]
         self._scenario = view.scenarios[0]
-        self.reason: str | None = exact_unavailable_reason(self._scenario.model)
+        self.reason: str | None = exact_unavailable_reason(ghost_scenario(self._scenario).model)
         self.reference: ExactReference | None = None
         self.last_error: float | None = None
         self._segment = None
@@ -82,6 +86,7 @@ class ExactGhost(QObject):
         self._trace_t = np.zeros(0)
         self._trace_err = np.zeros(0)
 
+        self._wanted = bool(checked)
         self.checkbox = QCheckBox("exact ghost")
         self.checkbox.setChecked(checked)
         self.action = QAction("Exact ghost", parent)
@@ -106,7 +111,7 @@ class ExactGhost(QObject):
     @property
     def active(self) -> bool:
         """Checked and available for the scenario shown."""
-        return self.checkbox.isChecked() and self.reason is None
+        return self._wanted and self.reason is None
 
     @property
     def trace(self) -> tuple[np.ndarray, np.ndarray]:
@@ -115,7 +120,13 @@ class ExactGhost(QObject):
     def set_checked(self, on: bool) -> None:
         self.checkbox.setChecked(on)
 
+    @property
+    def wanted(self) -> bool:
+        """Whether the user wants the ghost (kept while a scenario cannot have it)."""
+        return self._wanted
+
     def _on_toggled(self, on: bool) -> None:
+        self._wanted = on
         self.action.blockSignals(True)
         self.action.setChecked(on)
         self.action.blockSignals(False)
@@ -144,13 +155,37 @@ class ExactGhost(QObject):
         elif not on and shown:
             self._panel.ci.removeItem(self.plot)
             self.plot.hide()
+        else:
+            return
+        fit = getattr(self._panel, "fit_min_height", None)
+        if fit is not None:  # the panel asks for the room its rows need, this one's included
+            fit()
+
+    @property
+    def without_drag(self) -> bool:
+        """Whether the ghost leaves out the scenario's drag (a fitted throw's: see the module)."""
+        return ghost_without_drag(self._scenario)
 
     def _describe(self) -> None:
-        if self.reason is None:
+        if self.reason is None and self.without_drag:
+            tip = ("A translucent copy of the same body without its drag, moved by the closed-form torque-free "
+                   "solution from the same start: the throw in a vacuum; the plot shows how far the air turns "
+                   "the body away from it (G)")
+        elif self.reason is None:
             tip = ("A translucent copy of the body moved by the closed-form torque-free solution from the same "
                    "start (not integrated), with the orientation error between the two plotted (G)")
         else:
             tip = f"Exact ghost unavailable: this scenario has {self.reason}"
+        # greyed out, it does not look ticked: the choice is kept for a scenario it applies to
+        self.checkbox.blockSignals(True)
+        self.checkbox.setChecked(self._wanted if self.reason is None else False)
+        self.checkbox.blockSignals(False)
+        self.action.blockSignals(True)
+        self.action.setChecked(self.checkbox.isChecked())
+        self.action.blockSignals(False)
+        if self.plot.without_drag != self.without_drag:
+            self.plot.without_drag = self.without_drag
+            self.plot.retitle()
         self.checkbox.setEnabled(self.reason is None)
         self.action.setEnabled(self.reason is None)
         self.checkbox.setToolTip(tip)
@@ -165,7 +200,7 @@ class ExactGhost(QObject):
         from this cache. Thread: GUI (frame timer)."""
         if snap.scenario is not self._scenario:
             self._scenario = snap.scenario
-            self.reason = exact_unavailable_reason(snap.scenario.model)
+            self.reason = exact_unavailable_reason(ghost_scenario(snap.scenario).model)
             self._segment = None
             self._describe()
             self._apply_visibility()
@@ -179,7 +214,7 @@ class ExactGhost(QObject):
             self._segment = start
             self._cache.clear()
             try:
-                self.reference = ExactReference(snap.scenario.model, start)
+                self.reference = ExactReference(ghost_scenario(snap.scenario).model, start)
             except ParameterError as err:  # defensive: the reason check above says it applies
                 self.reference, self.reason = None, str(err)
                 self._describe()
@@ -254,6 +289,7 @@ class _ErrorPlot(pg.PlotItem):
     def __init__(self):
         super().__init__()
         self.setMaximumHeight(PLOT_HEIGHT)
+        self.vb.setMinimumHeight(PLOT_VIEW_MIN_PX)
         self.showGrid(x=True, y=True, alpha=0.25)
         self.setMenuEnabled(False)
         self.hideButtons()
@@ -262,7 +298,11 @@ class _ErrorPlot(pg.PlotItem):
         self.getAxis("left").setWidth(AXIS_WIDTH)
         self.getAxis("left").enableAutoSIPrefix(False)
         self.getAxis("left").showLabel(False)  # what the numbers are is in the title
+        # no time axis of its own: it sits under the drift plot's, which it shares (the room
+        # is what keeps every row's curves PLOT_VIEW_MIN_PX tall on a 1280x720 screen)
+        self.getAxis("bottom").setStyle(showValues=False)
         self.curve = self.plot(pen=pg.mkPen(GHOST_COLOR, width=1.5))
+        self.without_drag = False
         self._linked = False
         self._shown_value = None
         self._title("")
@@ -272,10 +312,17 @@ class _ErrorPlot(pg.PlotItem):
         self.setXLink(plot_item)
         self._linked = True
 
+    def retitle(self) -> None:
+        """Say again what the plot shows (the ghost changed its kind)."""
+        value, self._shown_value = self._shown_value or "", None
+        self._title(value)
+
     def _title(self, value: str) -> None:
         if value != self._shown_value:
             self._shown_value = value
-            set_title(self, f"Orientation error vs exact ghost (log₁₀ rad){value}")
+            # short enough to stay whole over a plot 400 px wide (a projector's 1280x720)
+            what = "log₁₀ angle to the ghost without drag" if self.without_drag else "log₁₀ orientation error vs ghost"
+            set_title(self, f"{what}{value or ' (rad)'}")
 
     def show_trace(self, t: np.ndarray, err: np.ndarray, since: float | None, now: float | None) -> None:
         if since is not None:
@@ -284,7 +331,7 @@ class _ErrorPlot(pg.PlotItem):
         if len(t) > MAX_POINTS:
             stride = -(-len(t) // MAX_POINTS)
             t, err = t[::-1][::stride][::-1], err[::-1][::stride][::-1]
-        self._title("" if now is None else f": {now:.1e} rad")
+        self._title("" if now is None else f": {now:.1e} rad")  # the title says the unit
         if len(t) == 0:
             self.curve.setData([], [])
             return

@@ -35,7 +35,7 @@ from ..plots.live_plots import DEFAULT_WINDOW, PlotsBox, PlotsPanel
 from ..recordings.drops import accept_recording_drops
 from .shell import STATUS_MESSAGE_MS, ViewWindow
 from ..panels.theory_panel import TheoryPanel
-from .window_parts import add_action, legend_html, overlay_label, same_start, show_run_state
+from .window_parts import add_action, legend_html, overlay_label, same_start, show_run_state, window_title
 
 #: the parameter dock's width at start (px); a layout the user saved wins
 DOCK_WIDTH = 380
@@ -45,6 +45,8 @@ PLOTS_MIN_WIDTH = 400
 #: stay readable), and of the time axis under them
 PLOT_MIN_HEIGHT = 90
 TIME_AXIS_HEIGHT = 40
+#: the least height of the polhode pane under the plots (px): the plots come first on a short screen
+POLHODE_MIN_HEIGHT = 40
 #: a replayed flight runs on until it has shown this many flips (a phone's flight of 0.7 s
 #: shows one at most, then the run ended), plus REPLAY_AFTER_S; at least REPLAY_MIN_S, at
 #: most REPLAY_MAX_S of simulated time
@@ -60,6 +62,23 @@ def replay_length(scenario) -> float:
     flips = flips_ahead(scenario, until=REPLAY_MAX_S)
     shown = flips[REPLAY_FLIPS - 1] if len(flips) >= REPLAY_FLIPS else flips[-1] if len(flips) else REPLAY_MIN_S
     return max(float(scenario.solver.duration), min(REPLAY_MAX_S, max(REPLAY_MIN_S, shown + REPLAY_AFTER_S)))
+
+
+#: how a scenario written by ``tumble fit --out`` starts its description (app.throws.fitting.report)
+FIT_MARK = "tumble fit:"
+
+
+def is_fitted_flight(scenario) -> bool:
+    """Whether ``scenario`` is a flight's body made by ``tumble fit --out`` (its run is the flight's
+    length: under a second, ending before its flips show)."""
+    return str(scenario.description).startswith(FIT_MARK)
+
+
+def run_long_enough(scenario):
+    """``scenario``, run for :func:`replay_length` when it is a fitted flight (several flips)."""
+    if not is_fitted_flight(scenario):
+        return scenario
+    return scenario.replace(solver=dataclasses.replace(scenario.solver, duration=replay_length(scenario)))
 
 
 class MainWindow(ViewWindow):
@@ -78,14 +97,17 @@ class MainWindow(ViewWindow):
                  persist: bool = True, source: str | None = None, parent=None):
         self._source = source
         self._shown_scenario = None
+        scenario = run_long_enough(scenario)  # a fitted flight: on until its flips show, the ghost on
         super().__init__(scenario, preset=preset, paused=paused, persist=persist, parent=parent)
+        if is_fitted_flight(scenario):
+            self.ghost.set_checked(True)
 
     # ------------------------------------------------------------------ construction
 
     def _build_view(self, stored) -> None:
         # --- central area: scene | (plots over polhode)
         self.scene_view = self.gl_view(360, 300)
-        self.polhode_view = self.gl_view(200, 180)
+        self.polhode_view = self.gl_view(200, POLHODE_MIN_HEIGHT)
         # the view's panes in the order it declares them: the 3D scene, then the one under the plots
         names = [p.name for p in self.spec.panes]
         self.build_view_scene(dict(zip(names, (self.scene_view, self.polhode_view))), stored)
@@ -97,7 +119,7 @@ class MainWindow(ViewWindow):
         self.legend = self._legend_overlay(self.scene_view, self._legend_rows())
         self.scene_view.add_axes(color="#c9d1d9", line_width=2, labels_off=False)
         self.plots = PlotsPanel()
-        self.plots.setMinimumHeight(PLOT_MIN_HEIGHT * len(self.plots.plots) + TIME_AXIS_HEIGHT)
+        self.plots.fit_min_height()  # each plot's curves at least PLOT_VIEW_MIN_PX tall
         right = QSplitter(Qt.Vertical)
         right.addWidget(self._plots_box(stored))
         right.addWidget(self.polhode_view)
@@ -119,7 +141,9 @@ class MainWindow(ViewWindow):
         self.panel.scenario_applied.connect(self.apply_scenario)
         self.dock = QDockWidget("Parameters", self)
         self.dock.setObjectName("parameters")
-        self.dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable)
+        # closable: View > Parameters hides and shows it (not closable, its menu entry was greyed and looked doubled)
+        self.dock.setFeatures(QDockWidget.DockWidgetMovable | QDockWidget.DockWidgetFloatable
+                              | QDockWidget.DockWidgetClosable)
         self.dock.setWidget(self.panel)
         self.dock.setMinimumWidth(300)
         self.addDockWidget(Qt.LeftDockWidgetArea, self.dock)
@@ -221,6 +245,9 @@ class MainWindow(ViewWindow):
         self.error_label.setText("")
 
     def load_scenario(self, scenario: Scenario, preset: str | None = None, source: str | None = None) -> None:
+        if is_fitted_flight(scenario) and scenario.solver.duration < replay_length(scenario):
+            scenario = run_long_enough(scenario)
+            self.ghost.set_checked(True)
         self.panel.set_scenario(scenario, preset=preset, source=source)
         self.apply_scenario(scenario)
 
@@ -299,7 +326,7 @@ class MainWindow(ViewWindow):
         old = self._shown_scenario
         sc = snaps[0].scenario
         self._shown_scenario = sc
-        self.setWindowTitle(f"{self.panel.display_name or sc.name} — {self.VIEW_TITLE}")
+        self.setWindowTitle(f"{self.panel.display_name or sc.name} — {window_title(self.VIEW_TITLE)}")
         self.show_view(snaps, reset_camera=not same_start(old, sc))
         self.plots.clear_curves()
         self._last_plot = 0.0
@@ -335,7 +362,7 @@ class MainWindow(ViewWindow):
     def _save_view_settings(self, stored) -> None:
         from ...scenario import dumps
 
-        stored.setValue(keys.view_key(self.VIEW, "exact_ghost"), self.ghost.checkbox.isChecked())
+        stored.setValue(keys.view_key(self.VIEW, "exact_ghost"), self.ghost.wanted)
         stored.setValue(keys.view_key(self.VIEW, "plot_window"), self.window_combo.currentText())
         sc = self.panel.scenario
         if sc is not None:

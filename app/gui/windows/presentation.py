@@ -5,6 +5,11 @@ plots, toolbars, menus and status bar hidden, the colour key and the other label
 scene in large type, and a big clock (the simulated time) and flip counter in its top right
 corner. F11 or Esc brings the window back as it was.
 
+A lesson's run never ends silently there: a run that reaches its duration while the scene is
+shown plays on past it (the clock says so), a repeating run starts again (the clock says that
+too), and a run that had already ended when presentation mode began says "end of run, Space to
+go on" across the scene in big letters until it plays on.
+
 M (View > Slow motion around flips) plays each flip slower, by the factor chosen in View >
 Slow-motion factor: from half a second before each flip the run is about to show to half a
 second after. The worker paces its clock through the time map of
@@ -39,6 +44,12 @@ CLOCK_STYLE = ("QLabel { background: rgba(22, 25, 30, 200); color: #e6edf3; bord
                f" padding: 10px 18px; font-size: {CLOCK_PX}px; font-weight: bold; }}")
 #: the small hint shown at the foot of the big clock
 LEAVE_HINT = "F11 or Esc: back to the window"
+#: the big words across the scene over a run paused at its end
+END_BANNER = "end of run, Space to go on"
+#: pixel size of those words
+BANNER_PX = 64
+BANNER_STYLE = ("QLabel { background: rgba(22, 25, 30, 215); color: #ffd166; border-radius: 10px;"
+                f" padding: 16px 28px; font-size: {BANNER_PX}px; font-weight: bold; }}")
 
 
 def slow_time_map(factor: float):
@@ -82,6 +93,12 @@ class Presentation(QObject):
         self.clock.setStyleSheet(CLOCK_STYLE)
         self.clock.setAttribute(Qt.WA_TransparentForMouseEvents)
         self.clock.hide()
+        self.banner = QLabel(END_BANNER, window.scene_view)
+        self.banner.setStyleSheet(BANNER_STYLE)
+        self.banner.setAttribute(Qt.WA_TransparentForMouseEvents)
+        self.banner.hide()
+        #: per worker, the run (its run_id) played on past its end while shown, or left ended
+        self._handled: dict = {}
         self.timer = QTimer(self)
         self.timer.timeout.connect(self.refresh_clock)
         if slow_on:
@@ -133,6 +150,9 @@ class Presentation(QObject):
             return
         w = self.window
         self.active = True
+        fitter = getattr(w, "screen_fitter", None)
+        if fitter is not None:  # back to this size, within the screen, when it leaves
+            fitter.remember()
         bars = [w.menuBar(), w.statusBar()]
         hidden = [x for x in bars + self._others() if x.isVisible()]
         self._saved = {"state": w.saveState(), "geometry": w.saveGeometry(), "maximized": w.isMaximized(),
@@ -149,6 +169,9 @@ class Presentation(QObject):
             axes.SetViewport(0.0, 0.0, AXES_SHARE, AXES_SHARE)
         self.action.setChecked(True)
         self.leave_action.setEnabled(True)
+        # a run already paused at its end stays so, and says so in big letters; one that ends
+        # while the scene is shown plays on
+        self._handled = {k: s.run_id for k, s in enumerate(x.latest() for x in w.workers) if s.ended}
         # without a window manager (a bare X server) the full-screen state alone does not resize it
         w.setGeometry(screen_of(w).geometry())
         w.showFullScreen()
@@ -165,6 +188,7 @@ class Presentation(QObject):
         self.active = False
         self.timer.stop()
         self.clock.hide()
+        self.banner.hide()
         saved = self._saved or {}
         for label, style in saved.get("styles", {}).items():
             label.setStyleSheet(style)
@@ -204,25 +228,49 @@ class Presentation(QObject):
     def _labels(self) -> list:
         """The labels over the 3D scene (the colour key, a spin's note), made larger."""
         return [x for x in self.window.scene_view.findChildren(QLabel)
-                if x is not self.clock and x.styleSheet() and "font-size" in x.styleSheet()]
+                if x is not self.clock and x is not self.banner and x.styleSheet() and "font-size" in x.styleSheet()]
 
     def refresh_clock(self) -> None:
         """The big clock: the simulated time, the flips, slow motion when it is slowing."""
         if not self.active or self.window._closing:
             return
-        snaps = [w.latest() for w in self.window.workers]
+        workers = self.window.workers
+        snaps = [w.latest() for w in workers]
+        for k, (worker, snap) in enumerate(zip(workers, snaps)):
+            if snap.ended and self._handled.get(k) != snap.run_id:
+                self._handled[k] = snap.run_id
+                worker.play()  # a lesson's run goes on past its duration while it is shown
         t = min(s.t for s in snaps)
         flips = " / ".join(str(s.flips) for s in snaps)
         slowed = max(s.slowed for s in snaps)
         lines = [f"t = {t:6.2f} s", f"flips {flips}"]
         small = f"slow motion {slowed:g}×" if slowed > 1 else ("slow motion at flips" if self.slow else "")
+        run = run_note(snaps)
         html = "<br>".join(lines)
-        html += f"<div style='font-size:{CLOCK_PX // 3}px; font-weight:normal'>{small or '&nbsp;'}<br>{LEAVE_HINT}</div>"
+        notes = "<br>".join(x for x in (small, run) if x) or "&nbsp;"
+        html += f"<div style='font-size:{CLOCK_PX // 3}px; font-weight:normal'>{notes}<br>{LEAVE_HINT}</div>"
         if self.clock.text() != html:
             self.clock.setText(html)
             self.clock.adjustSize()
         parent = self.window.scene_view
         self.clock.move(parent.width() - self.clock.width() - 16, 16)
+        ended = any(s.ended for s in snaps)
+        if ended:
+            self.banner.adjustSize()
+            self.banner.move((parent.width() - self.banner.width()) // 2, (parent.height() - self.banner.height()) // 2)
+            self.banner.raise_()
+        self.banner.setVisible(ended)
+
+
+def run_note(snaps) -> str:
+    """What the big clock says of the run's end: that it repeats, or that it went on past it."""
+    snap = snaps[0]
+    duration = snap.scenario.solver.duration
+    if snap.repeat:
+        return f"repeats every {duration:g} s"
+    if any(s.t > s.scenario.solver.duration * (1 + 1e-9) + 1e-9 for s in snaps):
+        return f"played on past the run's {duration:g} s"
+    return ""
 
 
 def _larger(style: str, points: int) -> str:

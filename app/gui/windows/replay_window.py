@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from PyQt5.QtCore import Qt, QTimer, pyqtSignal
+from PyQt5.QtCore import QSize, Qt, QTimer, pyqtSignal
 from PyQt5.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QMainWindow, QPushButton, QSlider,
                              QSplitter, QVBoxLayout, QWidget)
 from pyvistaqt import QtInteractor
@@ -19,7 +19,8 @@ from ...export.replay import replay_scenario, replay_title, window_timelines
 from ...throws.fitting.replay import DEFAULT_SPEED
 from ...views.replay import spec as replay_spec
 from ..plots.live_plots import SpecPlots
-from .window_parts import keep_open, legend_html, overlay_label, save_window_png
+from .screen_fit import ScreenFitter, place_window
+from .window_parts import keep_open, legend_html, overlay_label, save_window_png, window_title
 
 #: display frames per second asked of the timer (the scene renders in 6-20 ms here)
 FRAME_MS = 16
@@ -58,7 +59,7 @@ class ReplayWindow(QMainWindow):
         self._closing = False
         self._paused_at_end = None
         self._last_wall = time.perf_counter()
-        self.setWindowTitle(f"Tumble: {replay_title(replay)}")
+        self.setWindowTitle(window_title(replay_title(replay)))
         self.timelines = window_timelines(replay)
         self.spec = replay_spec(replay.model is not None)
         scenario = replay_scenario(replay)
@@ -130,13 +131,11 @@ class ReplayWindow(QMainWindow):
         return bar
 
     def _fit_screen(self) -> None:
-        """The first size: DEFAULT_SIZE, at most the screen's available area."""
-        screen = self.screen() if hasattr(self, "screen") else None
-        w, h = DEFAULT_SIZE
-        if screen is not None:
-            area = screen.availableGeometry()
-            w, h = min(w, area.width()), min(h, area.height())
-        self.resize(w, h)
+        """The first size: DEFAULT_SIZE, at most the screen's available area less the window's
+        frame, centred; corrected once the window manager has framed it."""
+        self.screen_fitter = ScreenFitter(self)
+        self.screen_fitter.wanted = QSize(*DEFAULT_SIZE)
+        place_window(self, DEFAULT_SIZE)
 
     # ------------------------------------------------------------------ playing
 

@@ -39,9 +39,9 @@ from ..dialogs.help_dialogs import about_box, shortcuts_dialog, why_dialog
 from ..common.theme import configure_pyqtgraph
 from ..views import view_factory
 from .presentation import DEFAULT_SLOW_FACTOR, Presentation
-from .screen_fit import fit_window, restore_geometry, save_geometry
+from .screen_fit import ScreenFitter, restore_geometry, save_geometry
 from .window_parts import (CameraFitter, RepeatToggle, SpeedControl, add_action, add_status_labels, keep_open,
-                           save_window_png)
+                           save_window_png, window_title)
 
 #: display frame timer period (ms): ~60 Hz requested; the scene renders only on news
 FRAME_INTERVAL_MS = 16
@@ -110,12 +110,11 @@ class ViewWindow(QMainWindow):
         self.drawn_serials: tuple = ()
         self._shown: tuple = ()
         self._closing = False
-        self._fitted = False  # fitted to the screen once shown (showEvent)
         self._frame_failed = False
         self.gl_views: list = []
         self.spec = get_view(self.VIEW)  # the registered view; its ViewScene: build_view_scene
         stored = keys.open_settings()
-        self.setWindowTitle(self.VIEW_TITLE)
+        self.setWindowTitle(window_title(self.VIEW_TITLE))
         self.resize(*DEFAULT_SIZE)
 
         speed = min(max(self.setting(stored, "speed", 1.0, float), MIN_SPEED), MAX_SPEED)
@@ -384,19 +383,11 @@ class ViewWindow(QMainWindow):
 
     def _restore(self, stored) -> None:
         state = self.setting(stored, "state", QByteArray(), QByteArray)
-        restore_geometry(self, stored, self.VIEW, DEFAULT_SIZE, self.persist)  # within this screen
+        # within this screen, frame included: once framed by the window manager, and after full screen
+        self.screen_fitter = ScreenFitter(self)
+        restore_geometry(self, stored, self.VIEW, DEFAULT_SIZE, self.persist, self.screen_fitter)
         if self.persist and not state.isEmpty():
             self.restoreState(state)
-
-    def showEvent(self, event) -> None:  # noqa: N802 - Qt API
-        """Shown (GUI thread): once framed by the window manager, the frame too stays on the screen."""
-        super().showEvent(event)
-        if not self._fitted and not self.isFullScreen():
-            self._fitted = True
-            timer = QTimer(self)  # a child: it dies with the window
-            timer.setSingleShot(True)
-            timer.timeout.connect(lambda: None if self._closing or self.isFullScreen() else fit_window(self))
-            timer.start(0)
 
     # ------------------------------------------------------------------ commands (GUI thread)
 

@@ -49,7 +49,7 @@ from ..plots.live_plots import release_menus
 from .shell import ViewWindow
 from ..plots.stability_map import add_axis_markers, body_direction
 from ..common.theme import MUTED_TEXT
-from .window_parts import END_OF_RUN, END_OF_RUN_TIP, add_action, overlay_label, save_window_png
+from .window_parts import END_OF_RUN, END_OF_RUN_TIP, add_action, overlay_label, save_window_png, window_title
 
 #: a screenshot waits at most this long for the map to finish (s)
 SCREENSHOT_MAP_WAIT_S = 60.0
@@ -99,7 +99,7 @@ class StabilityWindow(ViewWindow):
         self.axis_labels = axis_labels(self.moments)
         self.omega_norm = float(np.linalg.norm(scenario.angular_velocity))
         super().__init__(scenario, preset=preset, paused=paused, persist=persist, parent=parent)
-        self.setWindowTitle(f"Tumble: stability map of {scenario.name}")
+        self.setWindowTitle(window_title(f"Stability map of {scenario.name}"))
         self._show_selection(np.asarray(scenario.angular_velocity, dtype=float))
         self._show_info()
         self.compute()

@@ -42,6 +42,19 @@ class CameraFitter(QObject):
             fit()
 
 
+#: the application's name: Qt appends " — Tumble" to every window title that does not end with it
+APP_NAME = "Tumble"
+
+
+def window_title(text: str) -> str:
+    """``text`` as a window's title, "WHAT — Tumble": the application named once, at the end
+    (a title "Tumble: WHAT" came out as "Tumble: WHAT — Tumble" once Qt appended the name)."""
+    if text.startswith(f"{APP_NAME}: "):
+        text = text[len(APP_NAME) + 2:]
+        text = text[:1].upper() + text[1:]
+    return text if text == APP_NAME or text.endswith(f" — {APP_NAME}") else f"{text} — {APP_NAME}"
+
+
 def add_action(window, text: str, slot, shortcut: str | None = None, tip: str = "") -> QAction:
     """A window-wide action calling ``slot()``, with its shortcut shown in the tooltip.
 
@@ -187,6 +200,30 @@ def overlay_label(parent, html: str = "") -> QLabel:
     label.move(8, 8)
     label.adjustSize()
     return label
+
+
+class CornerPin(QObject):
+    """Keeps ``label`` (an overlay of a 3D view) in the bottom-right corner of its parent, as the
+    parent or the label changes size (presentation mode's larger type). GUI thread."""
+
+    MARGIN = 8
+
+    def __init__(self, label):
+        super().__init__(label)
+        self._label = label
+        label.parentWidget().installEventFilter(self)
+        label.installEventFilter(self)
+        self.place()
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
+        if event.type() == QEvent.Resize:
+            self.place()
+        return False
+
+    def place(self) -> None:
+        parent = self._label.parentWidget()
+        self._label.move(max(0, parent.width() - self._label.width() - self.MARGIN),
+                         max(0, parent.height() - self._label.height() - self.MARGIN))
 
 
 def same_start(a, b) -> bool:

@@ -1,0 +1,141 @@
+"""Issue 34, item 1: under a real window manager (openbox, with its title bars, on an Xvfb screen
+of a projector's and a laptop's size), every window opens with its whole client area on the
+screen, on first start and after F11 then Esc: the status bar, the replay's Pause/Restart/Speed
+row and the engines' row of settings stay in sight.
+
+Each window runs in a child ``tumble`` on a display of its own; its client area is read with
+``xwininfo`` (the X server's own account, not Qt's) until it has settled.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, headless_env
+
+pytestmark = [pytest.mark.slow, pytest.mark.gui]
+
+#: a projector and a laptop
+SCREENS = [(1280, 720), (1366, 768)]
+#: the windows a class meets: (name, tumble's arguments, the title's words)
+WINDOWS = [("main", ["gui", "t-handle"], "T-handle"),
+           ("engines", ["gui", "t-handle", "--view", "engines"], "engines"),
+           ("stability", ["gui", "t-handle", "--view", "stability"], "Stability map"),
+           ("replay", ["replay", "resources/recordings/phone-throws.zip"], "Replay")]
+#: longest wait for a window to open and settle on a loaded machine (s)
+SETTLE_DEADLINE_S = 120.0
+#: a geometry counts as settled when this many samples in a row agree
+SETTLED_SAMPLES = 4
+#: time between samples (s)
+SAMPLE_S = 0.25
+
+
+def _need(program: str) -> str:
+    path = shutil.which(program)
+    if path is None:
+        pytest.fail(f"{program} is not installed (Debian: apt-get install -y xvfb openbox x11-utils xdotool)")
+    return path
+
+
+class Desktop:
+    """An Xvfb screen of ``size`` with openbox managing it (started and stopped with the fixture)."""
+
+    def __init__(self, size):
+        self.size = size
+        read, write = os.pipe()
+        self.xvfb = subprocess.Popen([_need("Xvfb"), "-displayfd", str(write), "-screen", "0",
+                                      f"{size[0]}x{size[1]}x24", "-nolisten", "tcp"], pass_fds=(write,),
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(write)
+        with os.fdopen(read) as f:
+            self.display = ":" + f.readline().strip()
+        self.env = headless_env(DISPLAY=self.display)
+        self.wm = subprocess.Popen([_need("openbox")], env=self.env, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while "_NET_SUPPORTING_WM_CHECK(WINDOW)" not in self.root_property("_NET_SUPPORTING_WM_CHECK"):
+            assert time.monotonic() < deadline, "openbox did not start"
+            time.sleep(0.1)
+
+    def root_property(self, name: str) -> str:
+        return subprocess.run([_need("xprop"), "-root", name], env=self.env, capture_output=True, text=True).stdout
+
+    def client(self, words: str):
+        """(x, y, width, height) of the tumble window whose title holds ``words`` (absolute), or None."""
+        tree = subprocess.run([_need("xwininfo"), "-root", "-tree"], env=self.env, capture_output=True,
+                              text=True).stdout
+        for line in tree.splitlines():
+            if words in line and '"tumble")' in line:  # WM_CLASS (instance, "tumble")
+                m = re.search(r"(\d+)x(\d+)[+-]-?\d+[+-]-?\d+\s+\+?(-?\d+)\+?(-?\d+)\s*$", line)
+                if m:
+                    w, h, x, y = map(int, m.groups())
+                    return x, y, w, h
+        return None
+
+    def key(self, words: str, key: str) -> None:
+        ids = subprocess.run([_need("xdotool"), "search", "--name", words], env=self.env, capture_output=True,
+                             text=True).stdout.split()
+        assert ids, f"no window named {words}"
+        subprocess.run([_need("xdotool"), "windowactivate", "--sync", ids[-1], "key", key], env=self.env,
+                       check=True, timeout=30)
+
+    def close(self):
+        for proc in (self.wm, self.xvfb):
+            proc.terminate()
+            proc.wait(10)
+
+
+@pytest.fixture(scope="module", params=SCREENS, ids=lambda s: f"{s[0]}x{s[1]}")
+def desktop(request):
+    d = Desktop(request.param)
+    yield d
+    d.close()
+
+
+def _on_screen(rect, size) -> bool:
+    x, y, w, h = rect
+    return x >= 0 and y >= 0 and x + w <= size[0] and y + h <= size[1]
+
+
+def _settled(desktop, words, child, last=None):
+    """The window's client rectangle once it has held still for SETTLED_SAMPLES samples (and
+    differs from ``last``, when given: it has moved since)."""
+    seen = []
+    deadline = time.monotonic() + SETTLE_DEADLINE_S
+    while time.monotonic() < deadline:
+        assert child.poll() is None, child.communicate()[1]
+        rect = desktop.client(words)
+        seen = (seen + [rect])[-SETTLED_SAMPLES:]
+        if rect is not None and len(seen) == SETTLED_SAMPLES and len(set(seen)) == 1 and rect != last:
+            return rect
+        time.sleep(SAMPLE_S)
+    pytest.fail(f"the window {words!r} never settled: last seen {seen}")
+
+
+@pytest.mark.parametrize("name, args, words", WINDOWS, ids=[w[0] for w in WINDOWS])
+def test_every_window_opens_with_its_client_area_on_the_screen(desktop, tmp_path, name, args, words):
+    env = dict(desktop.env, HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / "config"))
+    child = subprocess.Popen([sys.executable, "-m", "tumble", *args, "--quit-after", "600"], cwd=ROOT, env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        rect = _settled(desktop, words, child)
+        assert _on_screen(rect, desktop.size), (name, rect, desktop.size)
+        # most of the screen is used: cut to fit, not shrunk to a corner (title bar and borders aside)
+        assert rect[2] >= min(desktop.size[0], 1280) - 40 and rect[3] >= min(desktop.size[1], 720) - 80, rect
+        if name == "main":  # after F11 then Esc: back within the screen, not full screen under a title bar
+            desktop.key(words, "F11")
+            full = _settled(desktop, words, child, last=rect)
+            assert full == (0, 0, *desktop.size)
+            desktop.key(words, "Escape")
+            back = _settled(desktop, words, child, last=full)
+            assert _on_screen(back, desktop.size) and back[2:] == rect[2:], (back, rect)
+    finally:
+        child.kill()
+        child.communicate(timeout=30)
