@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import html.parser
 import json
-import os
 import shutil
 import struct
 import subprocess
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import refused, tumble, tumble_here
+from conftest import ROOT, refused, tumble, tumble_here
 from scipy.spatial.transform import Rotation, Slerp
 
 import tumble as api
@@ -362,7 +361,9 @@ def validator(tmp_path_factory):
     cache; it runs offline under node."""
     node_bin, npm = shutil.which("node"), shutil.which("npm")
     assert node_bin and npm, "node and npm are needed (Debian: nodejs npm)"
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tumble-tests" / "gltf-validator"
+    # .ci/run installs it beside the venv; elsewhere it is installed there once (each test process
+    # has a private home, so a cache under it would be installed again by every run)
+    cache = ROOT / ".venv" / "node" / "gltf-validator"
     if not (cache / "node_modules" / "gltf-validator").is_dir():
         cache.mkdir(parents=True, exist_ok=True)
         subprocess.run([npm, "install", "--no-audit", "--no-fund", "--prefix", str(cache), "gltf-validator@2.0.0-dev.3.10"],
