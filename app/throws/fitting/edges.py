@@ -19,6 +19,7 @@ from ...physics.errors import ParameterError
 from . import flights as fl
 from .dynamics import initial_rate, rates_and_jacobian, rotation_matrix, simulate_rates, turn_directions
 from ..recordings.reader import Recording
+from .memo import Store
 from .solver import FitCancelled, solve
 
 #: most passes of moving the flights' edges to where the fit stops matching
@@ -328,10 +329,30 @@ def _flight_jacobian(rec, f, w0, inertia, drag_model, drag, used, directions=Non
     return sens[used].reshape(-1, sens.shape[2])
 
 
+#: answers of :func:`core_start` and :func:`refit_start` already found (settling edges asks again
+#: of a flight that did not move, a round that did not change the body asks again of them all)
+_CORES = Store()
+_STARTS = Store()
+
+
+def _flight_inputs(rec, f, w0, inertia, drag_model, drag) -> tuple:
+    """The exact inputs a flight's own fit reads: its samples (the stretch ``f`` of ``rec``
+    alone), the start and the body."""
+    return (rec.t[f.i0:f.i1], rec.w[f.i0:f.i1], rec.saturated[f.i0:f.i1], np.asarray(w0), np.asarray(inertia),
+            drag_model, None if drag is None else np.asarray(drag))
+
+
 def core_start(rec, f, w0, inertia, drag_model, drag) -> tuple[np.ndarray, float]:
     """(rate at the flight's first stamp, rms) of the flight's core, EDGE_MARGIN_S inside its
     edges, fitted alone and integrated back to the first stamp: a hand's ramp or a catch still
-    inside the flight then stands out against the model instead of bending it."""
+    inside the flight then stands out against the model instead of bending it. A function of
+    the flight's own samples, start and body: asked again, the answer already found."""
+    return _CORES.get(_flight_inputs(rec, f, w0, inertia, drag_model, drag),
+                      lambda: _core_start(rec, f, w0, inertia, drag_model, drag))
+
+
+def _core_start(rec, f, w0, inertia, drag_model, drag) -> tuple[np.ndarray, float]:
+    """:func:`core_start` found."""
     t = rec.t
     i0c = int(np.searchsorted(t, t[f.i0] + EDGE_MARGIN_S))
     i1c = int(np.searchsorted(t, t[f.i1 - 1] - EDGE_MARGIN_S, "right"))
@@ -351,7 +372,14 @@ def core_start(rec, f, w0, inertia, drag_model, drag) -> tuple[np.ndarray, float
 
 
 def refit_start(rec, f, w0, inertia, drag_model, drag):
-    """The flight's initial rate fitted alone, the shared parameters held."""
+    """The flight's initial rate fitted alone, the shared parameters held (asked again, the
+    answer already found)."""
+    return _STARTS.get(_flight_inputs(rec, f, w0, inertia, drag_model, drag),
+                       lambda: _refit_start(rec, f, w0, inertia, drag_model, drag))
+
+
+def _refit_start(rec, f, w0, inertia, drag_model, drag):
+    """:func:`refit_start` found."""
     used = ~rec.saturated[f.i0:f.i1]
     measured = rec.w[f.i0:f.i1]
     w0 = np.asarray(w0, dtype=float)
