@@ -23,6 +23,12 @@ MAX_ENTRIES = 4096
 
 def _part(x, sizes: list):
     """The exact identity of one input (its bytes counted into ``sizes``)."""
+    if type(x) is np.ndarray:
+        b = x.tobytes()  # every element in C order, whatever the array's strides
+        sizes.append(len(b))
+        return (x.dtype.str, x.shape, b)
+    if type(x) is str or x is None:
+        return x
     if isinstance(x, np.ndarray):
         b = np.ascontiguousarray(x).tobytes()
         sizes.append(len(b))
@@ -77,7 +83,7 @@ class Store:
     def get(self, inputs, compute):
         """``compute()``'s answer for ``inputs`` (a tuple of arrays, numbers, strings)."""
         sizes = []
-        key = _part(tuple(inputs), sizes)
+        key = tuple([_part(x, sizes) for x in inputs])
         with self._lock:
             found = self._items.get(key)
             if found is not None:
