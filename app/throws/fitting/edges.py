@@ -372,8 +372,8 @@ def _flight_jacobian(rec, f, w0, inertia, drag_model, drag, used, directions=Non
 
 #: answers of :func:`core_start` and :func:`refit_start` already found (settling edges asks again
 #: of a flight that did not move, a round that did not change the body asks again of them all)
-_CORES = Store()
-_STARTS = Store()
+_CORES = Store(max_bytes=16 * 2 ** 20)
+_STARTS = Store(max_bytes=16 * 2 ** 20)
 
 
 def _flight_inputs(rec, f, w0, inertia, drag_model, drag) -> tuple:
