@@ -22,6 +22,7 @@ import numpy as np
 
 from . import synthetic as syn
 from ..fitting.fit import fit_recordings
+from ..fitting.memo import forget
 from ..fitting.predict import FittedBody, predict_flights, predict_recording
 from ..recordings.reader import Recording, read_recording
 
@@ -61,6 +62,7 @@ def _match(result, throws, rec):
 
 
 def _recovery_row(label, truth, rec, throws, axes_mode="fit"):
+    forget()  # its seconds those of a fit that knows nothing of an earlier one
     result = fit_recordings([rec], drag_model=truth.drag_model, axes_mode=axes_mode)
     found, worst = _match(result, throws, rec)
     ratio_err = np.max(np.abs(result.moments / np.asarray(truth.moments) - 1))
@@ -112,6 +114,7 @@ def _real_world(truth, rng, folder: Path) -> dict:
         path = syn.write_phyphox(folder / f"world{k}", t, w)
         write_truth(path, syn.OTHER_OBJECT if k == len(parts) - 1 else truth, throws)
         recordings.append(read_recording(path, name=label))
+    forget()
     result = fit_recordings(recordings, axes_mode="fit")
     rows = []
     for k, ((label, t, _, throws), rec) in enumerate(zip(parts, recordings)):

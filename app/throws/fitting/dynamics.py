@@ -94,9 +94,27 @@ def propagate_flights(t, offsets, w_starts, jm, ji, model, c, h_max, out):
             propagate(t[a], w_starts[f], t[a + 1:b], jm, ji, model, c, h_max, out[a + 1:b])
 
 
+#: (exact bytes of the last matrix inverted, its inverse): a fit inverts one body many times over
+_LAST_INVERSE: tuple = (None, None)
+
+
 def inverse3(m) -> np.ndarray:
     """The inverse of a 3x3 matrix by its adjugate (numpy's general ``inv`` costs more than the
-    short integrations it serves); raises :class:`numpy.linalg.LinAlgError` when singular."""
+    short integrations it serves); raises :class:`numpy.linalg.LinAlgError` when singular. The
+    same matrix (to the bit) asked again gets the inverse already made."""
+    global _LAST_INVERSE
+    key = (m.dtype.str, m.shape, m.tobytes()) if type(m) is np.ndarray else None
+    last_key, last = _LAST_INVERSE  # one read: another thread may replace it meanwhile
+    if key is not None and key == last_key:
+        return last.copy()
+    out = _inverse3(m)
+    if key is not None:
+        _LAST_INVERSE = (key, out.copy())
+    return out
+
+
+def _inverse3(m) -> np.ndarray:
+    """:func:`inverse3` made."""
     a, b, c = m[0]
     d, e, f = m[1]
     g, h, i = m[2]

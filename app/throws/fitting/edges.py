@@ -13,12 +13,13 @@ live`` report them); :func:`cut_edge` says whether a recording begins or ends in
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import least_squares
+from scipy.optimize import leastsq
 
 from ...physics.errors import ParameterError
 from . import flights as fl
 from .dynamics import initial_rate, rates_and_jacobian, rotation_matrix, simulate_rates, turn_directions
 from ..recordings.reader import Recording
+from .memo import Store
 from .solver import FitCancelled, solve
 
 #: most passes of moving the flights' edges to where the fit stops matching
@@ -288,13 +289,54 @@ def _local_edge(rec, g, i_start, w_start, inertia, drag_model, drag, windows, an
 
     # the launch rate and the body's axes turned (a sensor a few degrees off them, which the
     # body may or may not know): the edge then does not hang on which axes the body has
-    x = least_squares(residuals, np.concatenate((np.asarray(guess, dtype=float), np.zeros(3))), jac=jacobian,
-                      method="lm", xtol=1e-10, ftol=1e-10).x
+    x = levenberg_marquardt(residuals, jacobian, np.concatenate((np.asarray(guess, dtype=float), np.zeros(3))),
+                            xtol=1e-10, ftol=1e-10)
     body = turned(x)
     dev = residuals(x).reshape(-1, 3)
     rms = float(np.sqrt(np.mean(np.sum(dev * dev, axis=1))))
     moved = fl.refine_edges(rec, part, x[:3], body, drag_model, drag, rms, windows, anchor)
     return moved.i0 if side == "start" else moved.i1
+
+
+def levenberg_marquardt(fun, jac, x0, xtol: float = 1e-8, ftol: float = 1e-8, gtol: float = 1e-8) -> np.ndarray:
+    """The minimum ``scipy.optimize.least_squares(fun, x0, jac=jac, method="lm", ...)`` finds, to
+    the bit: the same MINPACK lmder, asked for the same residuals and Jacobians at the same
+    points (each kept for the last point asked, as least_squares keeps them), with the same
+    tolerances, step bound and evaluation limit, and the same ValueError for a start not a
+    number, residuals not finite at the start or fewer than the unknowns; without least_squares' own wrapping around it,
+    nor the Jacobian it computes again at the end for figures this caller does not use."""
+    x0 = np.atleast_1d(np.asarray(x0, dtype=float))
+    if not np.all((x0 >= -np.inf) & (x0 <= np.inf)):  # least_squares' words for a start not a number
+        raise ValueError("Initial guess is outside of provided bounds")
+    kept = {"x": None, "f": None, "J": None}
+
+    def at(x):
+        if kept["x"] is None or not np.array_equal(x, kept["x"]):
+            kept.update(x=np.array(x, dtype=float), f=None, J=None)
+
+    def f(x):
+        at(x)
+        if kept["f"] is None:
+            kept["f"] = np.atleast_1d(fun(kept["x"].copy()))
+        return kept["f"].copy()
+
+    def j(x):
+        at(x)
+        if kept["J"] is None:
+            kept["J"] = np.atleast_2d(jac(kept["x"].copy()))
+        return kept["J"].copy()
+
+    f0 = f(x0)
+    j(x0)
+    if f0.ndim != 1:
+        raise ValueError(f"`fun` must return at most 1-d array_like. f0.shape: {f0.shape}")
+    if not np.all(np.isfinite(f0)):
+        raise ValueError("Residuals are not finite in the initial point.")
+    if f0.size < x0.size:
+        raise ValueError("Method 'lm' doesn't work when the number of residuals is less than the number of "
+                         "variables.")
+    return leastsq(f, x0.copy(), Dfun=j, full_output=True, col_deriv=False, ftol=ftol, xtol=xtol, gtol=gtol,
+                   maxfev=100 * x0.size, factor=100.0, diag=None)[0]
 
 
 def start_rate(rec: Recording, i: int, i1: int) -> np.ndarray:
@@ -328,10 +370,30 @@ def _flight_jacobian(rec, f, w0, inertia, drag_model, drag, used, directions=Non
     return sens[used].reshape(-1, sens.shape[2])
 
 
+#: answers of :func:`core_start` and :func:`refit_start` already found (settling edges asks again
+#: of a flight that did not move, a round that did not change the body asks again of them all)
+_CORES = Store(max_bytes=16 * 2 ** 20)
+_STARTS = Store(max_bytes=16 * 2 ** 20)
+
+
+def _flight_inputs(rec, f, w0, inertia, drag_model, drag) -> tuple:
+    """The exact inputs a flight's own fit reads: its samples (the stretch ``f`` of ``rec``
+    alone), the start and the body."""
+    return (rec.t[f.i0:f.i1], rec.w[f.i0:f.i1], rec.saturated[f.i0:f.i1], np.asarray(w0), np.asarray(inertia),
+            drag_model, None if drag is None else np.asarray(drag))
+
+
 def core_start(rec, f, w0, inertia, drag_model, drag) -> tuple[np.ndarray, float]:
     """(rate at the flight's first stamp, rms) of the flight's core, EDGE_MARGIN_S inside its
     edges, fitted alone and integrated back to the first stamp: a hand's ramp or a catch still
-    inside the flight then stands out against the model instead of bending it."""
+    inside the flight then stands out against the model instead of bending it. A function of
+    the flight's own samples, start and body: asked again, the answer already found."""
+    return _CORES.get(_flight_inputs(rec, f, w0, inertia, drag_model, drag),
+                      lambda: _core_start(rec, f, w0, inertia, drag_model, drag))
+
+
+def _core_start(rec, f, w0, inertia, drag_model, drag) -> tuple[np.ndarray, float]:
+    """:func:`core_start` found."""
     t = rec.t
     i0c = int(np.searchsorted(t, t[f.i0] + EDGE_MARGIN_S))
     i1c = int(np.searchsorted(t, t[f.i1 - 1] - EDGE_MARGIN_S, "right"))
@@ -351,7 +413,14 @@ def core_start(rec, f, w0, inertia, drag_model, drag) -> tuple[np.ndarray, float
 
 
 def refit_start(rec, f, w0, inertia, drag_model, drag):
-    """The flight's initial rate fitted alone, the shared parameters held."""
+    """The flight's initial rate fitted alone, the shared parameters held (asked again, the
+    answer already found)."""
+    return _STARTS.get(_flight_inputs(rec, f, w0, inertia, drag_model, drag),
+                       lambda: _refit_start(rec, f, w0, inertia, drag_model, drag))
+
+
+def _refit_start(rec, f, w0, inertia, drag_model, drag):
+    """:func:`refit_start` found."""
     used = ~rec.saturated[f.i0:f.i1]
     measured = rec.w[f.i0:f.i1]
     w0 = np.asarray(w0, dtype=float)

@@ -33,6 +33,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from ...physics.errors import ParameterError
 from .dynamics import drag_torque, simulate_rates
+from .memo import Store
 from ..recordings.limits import GAP_MIN_S, GAP_SPACINGS, MAX_WINDOWS, plain_number
 from ..recordings.reader import Recording
 
@@ -115,15 +116,25 @@ def derivative(t: np.ndarray, w: np.ndarray, window_s: float = DERIVATIVE_WINDOW
     return smooth_and_derivative(t, w, window_s)[1]
 
 
+#: smoothings already made (a fit smooths the same stretch again for every body it tries)
+_SMOOTHED = Store()
+
+
 def smooth_and_derivative(t: np.ndarray, w: np.ndarray, window_s: float = DERIVATIVE_WINDOW_S):
     """(smoothed w, dw/dt): the local cubic's value and slope at each stamp (see :func:`derivative`).
 
     The window holds ``window_s`` of samples at the median spacing, odd, between
     DERIVATIVE_MIN_SAMPLES and DERIVATIVE_MAX_SAMPLES; cubics are solved DERIVATIVE_CHUNK at a
-    time, so memory stays bounded whatever the recording's length.
+    time, so memory stays bounded whatever the recording's length. The same samples smoothed
+    again get the answer already made (:mod:`.memo`: kept by their exact bytes).
     """
     t = np.asarray(t, dtype=float)
     w = np.asarray(w, dtype=float)
+    return _SMOOTHED.get((t, w, float(window_s)), lambda: _smooth_and_derivative(t, w, window_s))
+
+
+def _smooth_and_derivative(t, w, window_s):
+    """:func:`smooth_and_derivative` made."""
     n = len(t)
     spacing = float(np.median(np.diff(t))) if n > 1 else 1.0
     # no window spans a gap: the recording's segments end there, and a cubic across 1e3 s of
