@@ -36,6 +36,123 @@ WAIT_MS = 30_000
 CHILD_S = 180
 
 
+# ------------------------------------------------------------------ side by side (pytest-xdist)
+
+#: the variables that name a user's folders: each test process (an xdist worker, or the one
+#: process of a plain run) points them at a private temporary home, so that two workers, two runs
+#: or a test and its developer never share a settings file or a cache (QSettings, matplotlib's font
+#: cache, pip's cache, the commands the tests start in children inherit them)
+HOME_VARIABLES = {"HOME": "", "XDG_CONFIG_HOME": "config", "XDG_CACHE_HOME": "cache", "XDG_DATA_HOME": "data",
+                  "XDG_STATE_HOME": "state"}
+_home: dict = {}
+
+
+def _worker(config) -> str:
+    """This process's xdist worker id ("gw0", ...), or "main" without xdist."""
+    return getattr(config, "workerinput", {}).get("workerid", "main")
+
+
+def pytest_configure(config):
+    """A private home for this process, made before any test module is imported."""
+    import tempfile
+
+    home = Path(tempfile.mkdtemp(prefix=f"tumble-tests-home-{_worker(config)}-"))
+    _home.update(folder=home, before={name: os.environ.get(name) for name in HOME_VARIABLES})
+    for name, sub in HOME_VARIABLES.items():
+        (home / sub).mkdir(exist_ok=True)
+        os.environ[name] = str(home / sub)
+
+
+def pytest_unconfigure(config):
+    import shutil
+
+    if not _home:
+        return
+    for name, value in _home["before"].items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    shutil.rmtree(_home["folder"], ignore_errors=True)
+    _home.clear()
+
+
+#: the scopes of a fixture that a group of tests shares: tests that use one run on one worker
+SHARED_SCOPES = ("module", "package", "class", "session")
+#: a work unit's cost for the order they start in: a slow test counts this many quick ones, or
+#: its own time limit (s) when it sets one, so the longest units start first and none starts last
+SLOW_WEIGHT = 20
+
+
+def _shared_fixtures(item) -> list[str]:
+    """The names of the non-autouse fixtures ``item`` uses that are defined in the tests and
+    built once for many tests (module scope or wider)."""
+    tests = Path(__file__).parent
+    names = []
+    autouse = set(item.session._fixturemanager._getautousenames(item))
+    for name in item.fixturenames:
+        defs = item._fixtureinfo.name2fixturedefs.get(name) or ()
+        for fixturedef in defs[-1:]:
+            func = getattr(fixturedef, "func", None)
+            source = getattr(func, "__code__", None)
+            if (fixturedef.scope in SHARED_SCOPES and name not in autouse and source is not None
+                    and Path(source.co_filename).is_relative_to(tests)):
+                # a module- or class-scoped fixture is made once per module: its group is the module
+                where = {"session": "", "package": fixturedef.baseid}.get(fixturedef.scope, item.nodeid.split("::")[0])
+                names.append(f"{fixturedef.scope}:{where}:{name}")
+    return names
+
+
+def _cost(item) -> float:
+    if item.get_closest_marker("slow") is None:
+        return 1.0
+    limit = item.get_closest_marker("timeout")
+    return float(limit.args[0]) if limit is not None and limit.args else float(SLOW_WEIGHT)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Tests that share a module- or session-scoped fixture run on one xdist worker (an
+    ``xdist_group`` for ``--dist loadgroup``), so that each expensive set-up is made once; the
+    GUI tests carry the marker ``gui``; and the modules start longest unit first."""
+    parent = list(range(len(items)))
+
+    def find(k):
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    first_user: dict[str, int] = {}
+    for k, item in enumerate(items):
+        for key in _shared_fixtures(item):
+            other = first_user.setdefault(key, k)
+            parent[find(k)] = find(other)
+    groups: dict[int, list[int]] = {}
+    for k in range(len(items)):
+        groups.setdefault(find(k), []).append(k)
+    unit_of = {}
+    for members in groups.values():
+        if len(members) > 1 and not any(items[k].get_closest_marker("xdist_group") for k in members):
+            name = items[members[0]].nodeid.split("::")[0]
+            for k in members:
+                items[k].add_marker(pytest.mark.xdist_group(name))
+        for k in members:
+            unit_of[k] = members
+    gui = Path(__file__).parent / "gui"
+    for item in items:
+        if Path(item.fspath).is_relative_to(gui) or "qtbot" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.gui)
+    # whole modules move (a module's fixtures are torn down when its tests are left), the module
+    # whose longest unit costs most first; the order within a module is kept
+    unit_cost = {id(m): sum(_cost(items[k]) for k in m) for m in groups.values()}
+    modules: dict[str, list[int]] = {}
+    for k, item in enumerate(items):
+        modules.setdefault(item.nodeid.split("::")[0], []).append(k)
+    ranked = sorted(modules.values(), key=lambda ks: -max(unit_cost[id(unit_of[k])] for k in ks))
+    items[:] = [items[k] for ks in ranked for k in ks]
+
+
 def headless_env(**extra) -> dict:
     """This environment without a display, as on a server (plus ``extra`` variables)."""
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
@@ -249,10 +366,27 @@ def compiles_into(cache: str):
 def compiled_kernels():
     """Every compiled kernel loaded from numba's cache, or compiled into it, once per session
     before any test: no test's wait includes a first compile, and the commands the tests run in
-    child processes find the kernels cached."""
-    from tumble.physics.compiled import jit
+    child processes find the kernels cached.
 
-    jit.compile_now(processes=min(2, os.cpu_count() or 1))
+    Side by side (pytest-xdist), the first worker compiles under a file lock while the others
+    wait for it and then load what it cached: two workers compiling the same kernels at once
+    would start four compiles on two cores and each write the same cache files."""
+    import fcntl
+    import hashlib
+    import tempfile
+
+    from tumble.physics.compiled import jit, kernels
+
+    # one lock per numba cache (this checkout's __pycache__, or NUMBA_CACHE_DIR), shared by every
+    # worker and every run that fills that cache
+    where = f"{kernels.__file__}|{os.environ.get('NUMBA_CACHE_DIR', '')}"
+    lock = Path(tempfile.gettempdir()) / f"tumble-tests-kernels-{hashlib.sha1(where.encode()).hexdigest()[:16]}.lock"
+    with open(lock, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            jit.compile_now(processes=min(2, os.cpu_count() or 1))
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @pytest.fixture
