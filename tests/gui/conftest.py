@@ -160,6 +160,20 @@ def plots_drawn(qtbot):
     return wait
 
 
+@pytest.fixture
+def wait_frames(qtbot):
+    """``wait_frames(window, n=2)``: wait until ``window`` (a view window: its ``frames_drawn``
+    counts the scene's renders) has drawn ``n`` more frames, within ``WAIT_MS``: what a test
+    reads from the scene after a change is there once a frame has posed it, however busy the
+    machine."""
+
+    def wait(window, n: int = 2, timeout=WAIT_MS) -> None:
+        start = window.frames_drawn
+        qtbot.waitUntil(lambda: window.frames_drawn >= start + n, timeout=timeout)
+
+    return wait
+
+
 class FakeDialogs:
     """Stands in for QFileDialog's static functions: records the folder each dialog starts
     in and answers with the next path queued."""
