@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import signal
 import socket
 import subprocess
@@ -110,6 +111,99 @@ def _cost(item) -> float:
     return float(limit.args[0]) if limit is not None and limit.args else float(SLOW_WEIGHT)
 
 
+#: what makes a test slow, read from its source and its fixtures' sources: a window, a command in
+#: a child process (each starts Python and imports numpy, scipy, numba: 1-3 s before any work)
+SLOW_SIGNS = {
+    "opens a window": re.compile(r"\b[A-Z]\w*(?:Window|Dialog)\(|first_frame_drawn|\bopen_(?:window|view|compare|stability|any)\b"),
+    "runs tumble or Python in a child process": re.compile(
+        r"(?<![.\w])(?:tumble|tumble_headless|run_tumble|Running|run_measured|cli|live)\("
+        r"|subprocess\.(?:run|Popen|check_call|check_output)\(|sys\.executable"),
+}
+#: a test that sets a time limit at least this long (s) says it is slow
+SLOW_LIMIT_S = 120
+
+
+def _source(function) -> str:
+    import inspect
+
+    try:
+        return inspect.getsource(function)
+    except (OSError, TypeError):
+        return ""
+
+
+def _with_helpers(functions, module, depth: int = 2) -> str:
+    """The sources of ``functions`` and of the functions of ``module`` they call by name, to
+    ``depth`` calls deep (a test's own wrapper of a command, ``run_bench(...)``)."""
+    import inspect
+
+    seen, texts = set(), []
+    for _ in range(depth + 1):
+        found = []
+        for function in functions:
+            if function is None or id(function) in seen:
+                continue
+            seen.add(id(function))
+            text = _source(function)
+            texts.append(text)
+            for name in set(re.findall(r"\b([A-Za-z_]\w*)\(", text)):
+                helper = getattr(module, name, None)
+                if inspect.isfunction(helper) and helper.__module__ == getattr(module, "__name__", None):
+                    found.append(helper)
+        functions = found
+    return "\n".join(texts)
+
+
+def _slow_reasons(item) -> list[str]:
+    """Why ``item`` is slow: what its source or the sources of the fixtures it uses (those the
+    tests define) do, or the long time limit it sets; [] for a quick test."""
+    tests = Path(__file__).parent
+    functions = [getattr(item, "function", None)]
+    for name in item.fixturenames:
+        for fixturedef in (item._fixtureinfo.name2fixturedefs.get(name) or ())[-1:]:
+            code = getattr(getattr(fixturedef, "func", None), "__code__", None)
+            if code is not None and Path(code.co_filename).is_relative_to(tests):
+                functions.append(fixturedef.func)
+    text = _with_helpers(functions, getattr(item, "module", None))
+    reasons = [why for why, sign in SLOW_SIGNS.items() if sign.search(text)]
+    limit = item.get_closest_marker("timeout")
+    if limit is not None and limit.args and float(limit.args[0]) >= SLOW_LIMIT_S:
+        reasons.append(f"sets a time limit of {limit.args[0]} s")
+    return reasons
+
+
+def _mark_slow(items) -> None:
+    """Mark ``slow`` (with its reasons) every test whose source or fixtures open a window or run a
+    command in a child process, or that sets a long time limit, except, in a module where every
+    test would be slow, the one with the fewest such calls: ``-m "not slow"`` (the quick loop)
+    then runs a test of every module's subject. A test marked slow by hand stays slow."""
+    modules: dict[str, list] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    for module_items in modules.values():
+        found = []
+        for item in module_items:
+            if item.get_closest_marker("slow") is not None:
+                continue
+            reasons = _slow_reasons(item)
+            if reasons:
+                found.append((item, reasons))
+        quick = [item for item in module_items if item.get_closest_marker("slow") is None]
+        keep = None
+        if found and len(found) == len(quick):  # every test of the module would be slow: keep the lightest
+            def weight(entry):
+                item, reasons = entry
+                return (len(reasons), len(_slow_reasons_text(item)))
+            keep = min(found, key=weight)[0]
+        for item, reasons in found:
+            if item is not keep:
+                item.add_marker(pytest.mark.slow(reason="; ".join(reasons)))
+
+
+def _slow_reasons_text(item) -> str:
+    return _source(getattr(item, "function", None))
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Tests that share a module- or session-scoped fixture run on one xdist worker (an
@@ -139,6 +233,7 @@ def pytest_collection_modifyitems(config, items):
                 items[k].add_marker(pytest.mark.xdist_group(name))
         for k in members:
             unit_of[k] = members
+    _mark_slow(items)
     gui = Path(__file__).parent / "gui"
     for item in items:
         if Path(item.fspath).is_relative_to(gui) or "qtbot" in getattr(item, "fixturenames", ()):
