@@ -233,6 +233,11 @@ def pytest_collection_modifyitems(config, items):
                 items[k].add_marker(pytest.mark.xdist_group(name))
         for k in members:
             unit_of[k] = members
+    for item in items:  # a case of a test over every view that is the engines view runs the engines
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "engines" in [value for value in params.values() if isinstance(value, str)]:
+            item.add_marker(pytest.mark.engines)
+            item.add_marker(pytest.mark.slow(reason="the engines view runs MuJoCo, PyBullet, DART and Drake"))
     _mark_slow(items)
     gui = Path(__file__).parent / "gui"
     for item in items:
