@@ -2,7 +2,9 @@
 command line in a child process as a user types it (run to its end, or kept running and read
 line by line, every wait with its deadline) or in this process, and the one check of a refusal
 (exit 2, one line, nothing written); every compiled kernel ready before the first test; the
-fixtures several test modules share.
+fixtures several test modules share; and the suite side by side under pytest-xdist: a private
+home per test process, the tests that share a set-up on one worker, the markers ``slow`` (with
+its reason), ``gui`` and ``engines``.
 
 Test modules import the plain helpers (``from conftest import ROOT, tumble, refused``): this
 module is the only one named ``conftest`` on ``sys.path``, since ``tests/gui`` is a package
@@ -191,24 +193,19 @@ def _mark_slow(items) -> None:
         quick = [item for item in module_items if item.get_closest_marker("slow") is None]
         keep = None
         if found and len(found) == len(quick):  # every test of the module would be slow: keep the lightest
-            def weight(entry):
-                item, reasons = entry
-                return (len(reasons), len(_slow_reasons_text(item)))
-            keep = min(found, key=weight)[0]
+            keep = min(found, key=lambda entry: (len(entry[1]), len(_source(getattr(entry[0], "function", None)))))[0]
         for item, reasons in found:
             if item is not keep:
                 item.add_marker(pytest.mark.slow(reason="; ".join(reasons)))
 
 
-def _slow_reasons_text(item) -> str:
-    return _source(getattr(item, "function", None))
-
-
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Tests that share a module- or session-scoped fixture run on one xdist worker (an
-    ``xdist_group`` for ``--dist loadgroup``), so that each expensive set-up is made once; the
-    GUI tests carry the marker ``gui``; and the modules start longest unit first."""
+    ``xdist_group`` for ``--dist loadgroup``), so that each expensive set-up is made once; slow
+    tests carry ``slow`` with its reason (:func:`_mark_slow`), the GUI tests ``gui``, the engines
+    view's cases ``engines``; and the modules start longest unit first, so that no long set-up
+    starts last while the other worker idles."""
     parent = list(range(len(items)))
 
     def find(k):
