@@ -3,8 +3,8 @@ command line in a child process as a user types it (run to its end, or kept runn
 line by line, every wait with its deadline) or in this process, and the one check of a refusal
 (exit 2, one line, nothing written); every compiled kernel ready before the first test; the
 fixtures several test modules share; and the suite side by side under pytest-xdist: a private
-home per test process, the tests that share a set-up on one worker, the markers ``slow`` (with
-its reason), ``gui`` and ``engines``.
+home per test process, the most expensive modules first, the markers ``slow`` (with its reason),
+``gui`` and ``engines``.
 
 Test modules import the plain helpers (``from conftest import ROOT, tumble, refused``): this
 module is the only one named ``conftest`` on ``sys.path``, since ``tests/gui`` is a package
@@ -80,30 +80,9 @@ def pytest_unconfigure(config):
     _home.clear()
 
 
-#: the scopes of a fixture that a group of tests shares: tests that use one run on one worker
-SHARED_SCOPES = ("module", "package", "class", "session")
-#: a work unit's cost for the order they start in: a slow test counts this many quick ones, or
-#: its own time limit (s) when it sets one, so the longest units start first and none starts last
+#: a test's cost for the order the modules start in: a slow test counts this many quick ones, or
+#: its own time limit (s) when it sets one
 SLOW_WEIGHT = 20
-
-
-def _shared_fixtures(item) -> list[str]:
-    """The names of the non-autouse fixtures ``item`` uses that are defined in the tests and
-    built once for many tests (module scope or wider)."""
-    tests = Path(__file__).parent
-    names = []
-    autouse = set(item.session._fixturemanager._getautousenames(item))
-    for name in item.fixturenames:
-        defs = item._fixtureinfo.name2fixturedefs.get(name) or ()
-        for fixturedef in defs[-1:]:
-            func = getattr(fixturedef, "func", None)
-            source = getattr(func, "__code__", None)
-            if (fixturedef.scope in SHARED_SCOPES and name not in autouse and source is not None
-                    and Path(source.co_filename).is_relative_to(tests)):
-                # a module- or class-scoped fixture is made once per module: its group is the module
-                where = {"session": "", "package": fixturedef.baseid}.get(fixturedef.scope, item.nodeid.split("::")[0])
-                names.append(f"{fixturedef.scope}:{where}:{name}")
-    return names
 
 
 def _cost(item) -> float:
@@ -126,11 +105,18 @@ SLOW_LIMIT_S = 120
 
 
 def _source(function) -> str:
+    """The code of ``function`` without its strings and comments (a pattern in a string calls nothing)."""
     import inspect
+    import io
+    import textwrap
+    import tokenize
 
     try:
-        return inspect.getsource(function)
-    except (OSError, TypeError):
+        text = textwrap.dedent(inspect.getsource(function))
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                  if t.type not in (tokenize.STRING, tokenize.COMMENT)]
+        return tokenize.untokenize(tokens)
+    except (OSError, TypeError, SyntaxError, tokenize.TokenError):
         return ""
 
 
@@ -199,37 +185,14 @@ def _mark_slow(items) -> None:
                 item.add_marker(pytest.mark.slow(reason="; ".join(reasons)))
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config, items):
-    """Tests that share a module- or session-scoped fixture run on one xdist worker (an
-    ``xdist_group`` for ``--dist loadgroup``), so that each expensive set-up is made once; slow
-    tests carry ``slow`` with its reason (:func:`_mark_slow`), the GUI tests ``gui``, the engines
-    view's cases ``engines``; and the modules start longest unit first, so that no long set-up
-    starts last while the other worker idles."""
-    parent = list(range(len(items)))
-
-    def find(k):
-        while parent[k] != k:
-            parent[k] = parent[parent[k]]
-            k = parent[k]
-        return k
-
-    first_user: dict[str, int] = {}
-    for k, item in enumerate(items):
-        for key in _shared_fixtures(item):
-            other = first_user.setdefault(key, k)
-            parent[find(k)] = find(other)
-    groups: dict[int, list[int]] = {}
-    for k in range(len(items)):
-        groups.setdefault(find(k), []).append(k)
-    unit_of = {}
-    for members in groups.values():
-        if len(members) > 1 and not any(items[k].get_closest_marker("xdist_group") for k in members):
-            name = items[members[0]].nodeid.split("::")[0]
-            for k in members:
-                items[k].add_marker(pytest.mark.xdist_group(name))
-        for k in members:
-            unit_of[k] = members
+    """Slow tests carry ``slow`` with its reason (:func:`_mark_slow`), the GUI tests ``gui``, the
+    engines view's cases ``engines``; and the modules start most expensive first, so that no long
+    module starts last while the other worker idles. Under ``--dist loadscope`` (pyproject.toml)
+    a module's tests run on one worker, so its module fixtures are made once. (``--dist loadgroup``
+    with ``xdist_group`` marks would group finer, but pytest-xdist 3.8 cannot rename the node ids
+    of pytest 9, so its groups are silently ignored.)"""
     for item in items:  # a case of a test over every view that is the engines view runs the engines
         params = getattr(getattr(item, "callspec", None), "params", {})
         if "engines" in [value for value in params.values() if isinstance(value, str)]:
@@ -240,14 +203,14 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if Path(item.fspath).is_relative_to(gui) or "qtbot" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.gui)
-    # whole modules move (a module's fixtures are torn down when its tests are left), the module
-    # whose longest unit costs most first; the order within a module is kept
-    unit_cost = {id(m): sum(_cost(items[k]) for k in m) for m in groups.values()}
-    modules: dict[str, list[int]] = {}
-    for k, item in enumerate(items):
-        modules.setdefault(item.nodeid.split("::")[0], []).append(k)
-    ranked = sorted(modules.values(), key=lambda ks: -max(unit_cost[id(unit_of[k])] for k in ks))
-    items[:] = [items[k] for ks in ranked for k in ks]
+    # whole modules move (a module's fixtures are torn down when its tests are left, and loadscope
+    # sends a module to one worker), the most expensive first; the order within a module is kept
+    modules: dict[str, list] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    ranked = sorted(modules.values(), key=lambda module: -sum(_cost(item) for item in module))
+    items[:] = [item for module in ranked for item in module]
+    return (yield)
 
 
 def headless_env(**extra) -> dict:
@@ -725,3 +688,4 @@ class PhoneServer:
 def answer(conn, body: bytes, status: str = "200 OK") -> None:
     conn.sendall(f"HTTP/1.0 {status}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
                  "Connection: close\r\n\r\n".encode() + body)
+
