@@ -2,7 +2,9 @@
 command line in a child process as a user types it (run to its end, or kept running and read
 line by line, every wait with its deadline) or in this process, and the one check of a refusal
 (exit 2, one line, nothing written); every compiled kernel ready before the first test; the
-fixtures several test modules share.
+fixtures several test modules share; and the suite side by side under pytest-xdist: a private
+home per test process, the most expensive modules first, the markers ``slow`` (with its reason),
+``gui`` and ``engines``.
 
 Test modules import the plain helpers (``from conftest import ROOT, tumble, refused``): this
 module is the only one named ``conftest`` on ``sys.path``, since ``tests/gui`` is a package
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import signal
 import socket
 import subprocess
@@ -34,6 +37,180 @@ WAIT_MS = 30_000
 
 #: the longest a test waits for a command to end, or for a running one's next line (s)
 CHILD_S = 180
+
+
+# ------------------------------------------------------------------ side by side (pytest-xdist)
+
+#: the variables that name a user's folders: each test process (an xdist worker, or the one
+#: process of a plain run) points them at a private temporary home, so that two workers, two runs
+#: or a test and its developer never share a settings file or a cache (QSettings, matplotlib's font
+#: cache, pip's cache, the commands the tests start in children inherit them)
+HOME_VARIABLES = {"HOME": "", "XDG_CONFIG_HOME": "config", "XDG_CACHE_HOME": "cache", "XDG_DATA_HOME": "data",
+                  "XDG_STATE_HOME": "state"}
+_home: dict = {}
+
+
+def _worker(config) -> str:
+    """This process's xdist worker id ("gw0", ...), or "main" without xdist."""
+    return getattr(config, "workerinput", {}).get("workerid", "main")
+
+
+def pytest_configure(config):
+    """A private home for this process, made before any test module is imported."""
+    import tempfile
+
+    home = Path(tempfile.mkdtemp(prefix=f"tumble-tests-home-{_worker(config)}-"))
+    _home.update(folder=home, before={name: os.environ.get(name) for name in HOME_VARIABLES})
+    for name, sub in HOME_VARIABLES.items():
+        (home / sub).mkdir(exist_ok=True)
+        os.environ[name] = str(home / sub)
+
+
+def pytest_unconfigure(config):
+    import shutil
+
+    if not _home:
+        return
+    for name, value in _home["before"].items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    shutil.rmtree(_home["folder"], ignore_errors=True)
+    _home.clear()
+
+
+#: a test's cost for the order the modules start in: a slow test counts this many quick ones, or
+#: its own time limit (s) when it sets one
+SLOW_WEIGHT = 20
+
+
+def _cost(item) -> float:
+    if item.get_closest_marker("slow") is None:
+        return 1.0
+    limit = item.get_closest_marker("timeout")
+    return float(limit.args[0]) if limit is not None and limit.args else float(SLOW_WEIGHT)
+
+
+#: what makes a test slow, read from its source and its fixtures' sources: a window, a command in
+#: a child process (each starts Python and imports numpy, scipy, numba: 1-3 s before any work)
+SLOW_SIGNS = {
+    "opens a window": re.compile(r"\b[A-Z]\w*(?:Window|Dialog)\(|first_frame_drawn|\bopen_(?:window|view|compare|stability|any)\b"),
+    "runs tumble or Python in a child process": re.compile(
+        r"(?<![.\w])(?:tumble|tumble_headless|run_tumble|Running|run_measured|cli|live)\("
+        r"|subprocess\.(?:run|Popen|check_call|check_output)\(|sys\.executable"),
+}
+#: a test that sets a time limit at least this long (s) says it is slow
+SLOW_LIMIT_S = 120
+
+
+def _source(function) -> str:
+    """The code of ``function`` without its strings and comments (a pattern in a string calls nothing)."""
+    import inspect
+    import io
+    import textwrap
+    import tokenize
+
+    try:
+        text = textwrap.dedent(inspect.getsource(function))
+        tokens = [t for t in tokenize.generate_tokens(io.StringIO(text).readline)
+                  if t.type not in (tokenize.STRING, tokenize.COMMENT)]
+        return tokenize.untokenize(tokens)
+    except (OSError, TypeError, SyntaxError, tokenize.TokenError):
+        return ""
+
+
+def _with_helpers(functions, module, depth: int = 2) -> str:
+    """The sources of ``functions`` and of the functions of ``module`` they call by name, to
+    ``depth`` calls deep (a test's own wrapper of a command, ``run_bench(...)``)."""
+    import inspect
+
+    seen, texts = set(), []
+    for _ in range(depth + 1):
+        found = []
+        for function in functions:
+            if function is None or id(function) in seen:
+                continue
+            seen.add(id(function))
+            text = _source(function)
+            texts.append(text)
+            for name in set(re.findall(r"\b([A-Za-z_]\w*)\(", text)):
+                helper = getattr(module, name, None)
+                if inspect.isfunction(helper) and helper.__module__ == getattr(module, "__name__", None):
+                    found.append(helper)
+        functions = found
+    return "\n".join(texts)
+
+
+def _slow_reasons(item) -> list[str]:
+    """Why ``item`` is slow: what its source or the sources of the fixtures it uses (those the
+    tests define) do, or the long time limit it sets; [] for a quick test."""
+    tests = Path(__file__).parent
+    functions = [getattr(item, "function", None)]
+    for name in item.fixturenames:
+        for fixturedef in (item._fixtureinfo.name2fixturedefs.get(name) or ())[-1:]:
+            code = getattr(getattr(fixturedef, "func", None), "__code__", None)
+            if code is not None and Path(code.co_filename).is_relative_to(tests):
+                functions.append(fixturedef.func)
+    text = _with_helpers(functions, getattr(item, "module", None))
+    reasons = [why for why, sign in SLOW_SIGNS.items() if sign.search(text)]
+    limit = item.get_closest_marker("timeout")
+    if limit is not None and limit.args and float(limit.args[0]) >= SLOW_LIMIT_S:
+        reasons.append(f"sets a time limit of {limit.args[0]} s")
+    return reasons
+
+
+def _mark_slow(items) -> None:
+    """Mark ``slow`` (with its reasons) every test whose source or fixtures open a window or run a
+    command in a child process, or that sets a long time limit, except, in a module where every
+    test would be slow, the one with the fewest such calls: ``-m "not slow"`` (the quick loop)
+    then runs a test of every module's subject. A test marked slow by hand stays slow."""
+    modules: dict[str, list] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    for module_items in modules.values():
+        found = []
+        for item in module_items:
+            if item.get_closest_marker("slow") is not None:
+                continue
+            reasons = _slow_reasons(item)
+            if reasons:
+                found.append((item, reasons))
+        quick = [item for item in module_items if item.get_closest_marker("slow") is None]
+        keep = None
+        if found and len(found) == len(quick):  # every test of the module would be slow: keep the lightest
+            keep = min(found, key=lambda entry: (len(entry[1]), len(_source(getattr(entry[0], "function", None)))))[0]
+        for item, reasons in found:
+            if item is not keep:
+                item.add_marker(pytest.mark.slow(reason="; ".join(reasons)))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config, items):
+    """Slow tests carry ``slow`` with its reason (:func:`_mark_slow`), the GUI tests ``gui``, the
+    engines view's cases ``engines``; and the modules start most expensive first, so that no long
+    module starts last while the other worker idles. Under ``--dist loadscope`` (pyproject.toml)
+    a module's tests run on one worker, so its module fixtures are made once. (``--dist loadgroup``
+    with ``xdist_group`` marks would group finer, but pytest-xdist 3.8 cannot rename the node ids
+    of pytest 9, so its groups are silently ignored.)"""
+    for item in items:  # a case of a test over every view that is the engines view runs the engines
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "engines" in [value for value in params.values() if isinstance(value, str)]:
+            item.add_marker(pytest.mark.engines)
+            item.add_marker(pytest.mark.slow(reason="the engines view runs MuJoCo, PyBullet, DART and Drake"))
+    _mark_slow(items)
+    gui = Path(__file__).parent / "gui"
+    for item in items:
+        if Path(item.fspath).is_relative_to(gui) or "qtbot" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.gui)
+    # whole modules move (a module's fixtures are torn down when its tests are left, and loadscope
+    # sends a module to one worker), the most expensive first; the order within a module is kept
+    modules: dict[str, list] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    ranked = sorted(modules.values(), key=lambda module: -sum(_cost(item) for item in module))
+    items[:] = [item for module in ranked for item in module]
+    return (yield)
 
 
 def headless_env(**extra) -> dict:
@@ -249,10 +426,27 @@ def compiles_into(cache: str):
 def compiled_kernels():
     """Every compiled kernel loaded from numba's cache, or compiled into it, once per session
     before any test: no test's wait includes a first compile, and the commands the tests run in
-    child processes find the kernels cached."""
-    from tumble.physics.compiled import jit
+    child processes find the kernels cached.
 
-    jit.compile_now(processes=min(2, os.cpu_count() or 1))
+    Side by side (pytest-xdist), the first worker compiles under a file lock while the others
+    wait for it and then load what it cached: two workers compiling the same kernels at once
+    would start four compiles on two cores and each write the same cache files."""
+    import fcntl
+    import hashlib
+    import tempfile
+
+    from tumble.physics.compiled import jit, kernels
+
+    # one lock per numba cache (this checkout's __pycache__, or NUMBA_CACHE_DIR), shared by every
+    # worker and every run that fills that cache
+    where = f"{kernels.__file__}|{os.environ.get('NUMBA_CACHE_DIR', '')}"
+    lock = Path(tempfile.gettempdir()) / f"tumble-tests-kernels-{hashlib.sha1(where.encode()).hexdigest()[:16]}.lock"
+    with open(lock, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            jit.compile_now(processes=min(2, os.cpu_count() or 1))
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @pytest.fixture
@@ -495,9 +689,3 @@ def answer(conn, body: bytes, status: str = "200 OK") -> None:
     conn.sendall(f"HTTP/1.0 {status}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
                  "Connection: close\r\n\r\n".encode() + body)
 
-
-def pytest_configure(config):
-    """The ``slow`` marker (a test that takes more than a few seconds: ``-m "not slow"`` leaves it
-    out), registered here unless the pytest configuration already names it."""
-    if not any(line.split(":")[0].strip() == "slow" for line in config.getini("markers")):
-        config.addinivalue_line("markers", "slow: takes more than a few seconds; -m 'not slow' leaves it out")

@@ -53,6 +53,7 @@ def moves(frames) -> bool:
     return np.any(frames[0][middle] != frames[len(frames) // 2][middle], axis=-1).mean() > 0.01
 
 
+@pytest.mark.slow  # the whole notebook in a kernel
 def test_the_tour_runs_headless_without_an_error(tmp_path):
     nb = run(nbformat.read(TOUR, as_version=4), tmp_path)
     code = [c for c in nb.cells if c.cell_type == "code"]
@@ -80,6 +81,7 @@ def test_the_tour_runs_headless_without_an_error(tmp_path):
         assert len(value.split(".")[1]) == len(digits) and 10 <= int(digits.lstrip("0")) <= 99, (value, error)
 
 
+@pytest.mark.slow  # a view played in a notebook kernel
 def test_show_in_a_notebook_plays_the_view_and_says_what_it_shows(tmp_path):
     nb = new_notebook(cells=[
         new_code_cell('import tumble\nsc = tumble.load("book")\ntumble.show(sc)'),

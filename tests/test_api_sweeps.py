@@ -69,6 +69,7 @@ def _kernel_signatures():
     return os.getpid(), used
 
 
+@pytest.mark.slow  # starts a dask cluster of two processes
 def test_the_map_over_a_dask_cluster_equals_the_in_process_one(in_process):
     import distributed  # the test extra installs dask[distributed]
     with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,

@@ -20,6 +20,9 @@ from tumble.engines.trajectory import misfit
 from tumble.physics.integrators import sample_times
 from tumble.scenario import BodySpec, Scenario, SolverSpec
 
+#: every test here runs the other physics engines (`-m 'not engines'` leaves them out)
+pytestmark = pytest.mark.engines
+
 Q0 = np.array([0.9, 0.3, -0.2, 0.25]) / np.linalg.norm([0.9, 0.3, -0.2, 0.25])
 SCENARIO = Scenario(name="tilted", body=BodySpec(shape="custom", mass=2.0, inertia=(0.3, 0.5, 0.4, 0.02, -0.03, 0.04)),
                     velocity=(1.0, -0.5, 3.0), orientation=tuple(Q0.tolist()), angular_velocity=(0.4, 0.3, 5.0),

@@ -13,6 +13,9 @@ import tumble
 from tumble.engines import registry
 from conftest import refused, tumble as run_tumble
 
+#: every test here runs the other physics engines (`-m 'not engines'` leaves them out)
+pytestmark = pytest.mark.engines
+
 RUN_KEYS = {"engine", "setting", "version", "dt", "max_orientation_error", "final_L_drift", "final_E_drift",
             "separatrix_ratio", "flips", "flips_reference", "com_error", "seconds", "settings", "not_scored",
             "convention_error", "notes"}

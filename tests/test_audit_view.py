@@ -8,6 +8,9 @@ import pytest
 
 from conftest import tumble_headless
 
+#: every test here runs the other physics engines (`-m 'not engines'` leaves them out)
+pytestmark = pytest.mark.engines
+
 #: a pixel of a label counts as that colour within this distance (0-255, each channel)
 COLOR_SLACK = 25
 

@@ -22,6 +22,7 @@ def _session(degrees: float, seed: int):
     return recording_from_arrays("turned", t, w), throws
 
 
+@pytest.mark.slow  # fits a session with either option
 @pytest.mark.parametrize("degrees", [2.0, 5.0, 10.0])
 def test_a_turned_sensor_gives_the_same_flights_with_either_option(degrees):
     rec, throws = _session(degrees, seed=27 + int(degrees))

@@ -64,6 +64,7 @@ def test_failures_are_one_line_and_memory_is_capped(worker):
     assert "\n" not in str(failed.value) and worker.alive
 
 
+@pytest.mark.slow  # a recording sized to fill the memory limit, read and refused: over a minute on a busy machine
 def test_a_recording_too_big_for_the_memory_is_named(worker, tmp_path):
     path = tmp_path / "session.csv"
     path.write_text("t,wx,wy,wz\n")

@@ -167,6 +167,7 @@ def test_divergence_names_time_and_step():
     assert "step" in str(info.value) and "t =" in str(info.value)
 
 
+@pytest.mark.slow  # the adaptive run halves its step down to the runaway: about 30 s
 def test_dop853_stops_a_runaway_spin_with_its_time_and_step():
     """A torque of 3e6 N m on a 1 kg m^2 body passes |omega| = 1e6 rad/s at t = 1/3 s: the
     adaptive run must stop there (it used to keep halving its step for minutes)."""

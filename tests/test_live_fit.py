@@ -65,6 +65,7 @@ def check(got, throws, lag_s):
     assert len(last) == len(throws)
 
 
+@pytest.mark.slow  # the module live session, in real time
 def test_each_throw_is_reported_once_soon_after_its_catch(session):
     t, w, throws = session
     got, fitter = follow(t, w)
@@ -88,6 +89,7 @@ def test_a_hand_that_never_holds_still(session):
     check(got, throws, REPORT_LAG_S)
 
 
+@pytest.mark.slow  # the module live session, in real time
 def test_the_throw_in_the_air_and_its_flip(session):
     """0.2 s after each release, with the body fitted to the session, the throw in the air is
     found at its release and its first flip predicted from its first 0.1 s: within 5% of

@@ -27,6 +27,7 @@ def bench():
     return fb.run_finder_bench(throws=12, seed=27, say=lambda line: None)
 
 
+@pytest.mark.slow  # the three commands on a 12-throw session, live in real time: about a minute
 def test_fit_predict_and_live_agree_within_one_sample(bench):
     assert bench["found_by_all"] >= bench["throws"] - 1, bench["rows"]
     assert bench["live"] == bench["fit"]
@@ -38,6 +39,7 @@ def test_fit_predict_and_live_agree_within_one_sample(bench):
             assert None not in values and max(values) - min(values) <= ONE_SAMPLE_S, (key, row)
 
 
+@pytest.mark.slow  # the same session (one module fixture)
 def test_live_reports_within_two_seconds_of_the_catch(bench):
     """Every throw but the one whose catch the outage swallows (it comes 0.4 s after a catch,
     and lasts 2.5 s) is reported within 2 s of its catch."""

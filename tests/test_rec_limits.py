@@ -306,6 +306,7 @@ def test_a_gap_splits_the_recording(tmp_path):
     assert w.shape == rec.w.shape
 
 
+@pytest.mark.slow  # fits recordings with every kind of gap
 def test_a_gap_never_reaches_a_solver(tmp_path, good_csv):
     lines = good_csv.splitlines()
     t_end = float(lines[-1].split(",")[0])

@@ -42,6 +42,7 @@ def _replay(capsys, *args) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
+@pytest.mark.slow  # replays every flight of the module recordings
 def test_every_flight_is_replayed_within_two_milliradians_of_the_truth(throws, tmp_path, capsys):
     folder, flights, listed, _ = throws
     assert len(listed) == len(LAUNCHES)
@@ -90,6 +91,7 @@ def test_with_a_fit_the_model_flies_from_the_same_start_beside_the_measured(thro
     assert quat.angle_between(q, model).max() < 0.05
 
 
+@pytest.mark.slow  # replays every flight
 def test_the_replay_starts_the_model_at_the_measured_rate_and_the_identity(throws):
     import tumble
     from tumble.api.functions import replay

@@ -38,6 +38,7 @@ def _overlapping(result, k, throw):
     return [f for f in result.flights if f.rec_index == k and f.start < throw.end and f.end > throw.start]
 
 
+@pytest.mark.slow  # the module session (several recordings fitted): about 25 s
 def test_every_throw_is_one_flight_with_its_edges(session):
     parts, recordings, result = session
     for k, (_, t, _, throws) in enumerate(parts[:-1]):
@@ -53,6 +54,7 @@ def test_every_throw_is_one_flight_with_its_edges(session):
             assert not f.excluded
 
 
+@pytest.mark.slow  # the module session
 def test_flights_hold_no_still_slow_or_clipped_edge_samples(session):
     parts, recordings, result = session
     assert np.any(np.all(parts[0][2] == 0.0, axis=1))  # the still phone reads exact zeros
@@ -62,6 +64,7 @@ def test_flights_hold_no_still_slow_or_clipped_edge_samples(session):
         assert f.used[0] and f.used[-1]
 
 
+@pytest.mark.slow  # the module session
 def test_clipping_is_found_per_recording_at_its_own_range(session):
     parts, recordings, _ = session
     for (label, t, w, _), rec in zip(parts, recordings):
@@ -72,6 +75,7 @@ def test_clipping_is_found_per_recording_at_its_own_range(session):
     assert np.isclose(np.max(np.abs(parts[0][2])), 17.45)  # the 1000 deg/s sensor's recording clipped
 
 
+@pytest.mark.slow  # the module session
 def test_a_recording_starting_mid_flight_gives_a_flight_marked_cut(session):
     parts, recordings, result = session
     k = next(i for i, (label, *_) in enumerate(parts) if "starts mid-flight" in label)
@@ -80,6 +84,7 @@ def test_a_recording_starting_mid_flight_gives_a_flight_marked_cut(session):
     assert all(f.cut is None for f in result.flights if f is not first and f.rec_index == k)
 
 
+@pytest.mark.slow  # the module session, then a fit
 def test_a_different_object_is_excluded_with_its_reason(session, capsys, tmp_path):
     parts, recordings, result = session
     other = [f for f in result.flights if f.rec_index == len(parts) - 1]
@@ -98,6 +103,7 @@ def test_a_different_object_is_excluded_with_its_reason(session, capsys, tmp_pat
     assert all(f["excluded"] is False and f["reason"] is None for f in report["flights"] if f not in listed)
 
 
+@pytest.mark.slow  # the module session, then fits
 def test_the_user_excludes_and_puts_back(session):
     parts, recordings, result = session
     other_index = len(parts) - 1
@@ -113,6 +119,7 @@ def test_the_user_excludes_and_puts_back(session):
     assert again.rms_relative > result.rms_relative
 
 
+@pytest.mark.slow  # fits every half of the flights
 def test_any_half_of_the_flights_agrees_with_all_within_three_standard_errors():
     """Each throw is of a slightly different body (a phone case flexing, a racket re-rigged:
     ratios jittered by 0.3%), one throw per recording as a bare phone's session comes: the noise
@@ -164,6 +171,7 @@ def test_a_plateau_at_any_range_is_clipping():
     assert not saturated_samples(w)[1:].any()
 
 
+@pytest.mark.slow  # the module session, then fits
 def test_another_object_is_excluded_also_under_model_error(session):
     """Fitted with --axes sensor, the 2 degree turn of the truth's axes leaves model errors of
     about 2% of |omega0| on every flight, as on real throws: the other object's flight, of
@@ -191,6 +199,7 @@ def test_a_flat_body_short_of_the_triangle_inequality_by_its_errors_is_kept():
     assert triangle_violation([0.2, 0.5, 1.0]) is not None and flat_note([0.3, 0.75, 1.0]) is None
 
 
+@pytest.mark.slow  # fits of many sessions
 def test_where_flights_disagree_the_majority_body_wins():
     """Four throws of one body and three of another (ratios 0.45, 0.62, 1): the flights' own
     fits disagree, candidate starts are tried, the lowest cost is the majority's body, and

@@ -117,6 +117,63 @@ def open_view(qtbot):
     return make
 
 
+def _plot_layout(plots) -> tuple:
+    """Where each plot of ``plots`` (a SpecPlots) and its legend sit in the scene, and whether it
+    is shown: what a refresh measures the free band above the curves from."""
+    layout = []
+    for plot in plots.plots:
+        legend = getattr(plot, "legend", None)
+        layout.append((plot.isVisible(), plot.vb.sceneBoundingRect().getRect(),
+                       None if legend is None else legend.sceneBoundingRect().getRect()))
+    return tuple(layout)
+
+
+@pytest.fixture
+def plots_drawn(qtbot):
+    """``plots_drawn(plots)``: wait until the plots ``plots`` (a SpecPlots: ``window.plots``) have
+    been refreshed twice in the layout they have now (the plots refresh at the window's plot rate),
+    within ``WAIT_MS``. A resize, a fourth row or a new title is laid out and then drawn by a later
+    refresh; on a busy machine later than any fixed wait. Returns how many refreshes it waited for."""
+
+    def wait(plots, timeout=WAIT_MS) -> int:
+        refreshes = []  # (layout before, layout after) of each refresh since the call
+        original = plots.refresh
+
+        def refresh(*args, **kwargs):
+            before = _plot_layout(plots)
+            original(*args, **kwargs)
+            refreshes.append((before, _plot_layout(plots)))
+
+        def settled() -> bool:
+            if len(refreshes) < 2:
+                return False
+            (_, previous), (before, after) = refreshes[-2:]
+            return previous == before == after == _plot_layout(plots)
+
+        plots.refresh = refresh  # the window calls self.refresh through the instance
+        try:
+            qtbot.waitUntil(settled, timeout=timeout)
+        finally:
+            del plots.refresh
+        return len(refreshes)
+
+    return wait
+
+
+@pytest.fixture
+def wait_frames(qtbot):
+    """``wait_frames(window, n=2)``: wait until ``window`` (a view window: its ``frames_drawn``
+    counts the scene's renders) has drawn ``n`` more frames, within ``WAIT_MS``: what a test
+    reads from the scene after a change is there once a frame has posed it, however busy the
+    machine."""
+
+    def wait(window, n: int = 2, timeout=WAIT_MS) -> None:
+        start = window.frames_drawn
+        qtbot.waitUntil(lambda: window.frames_drawn >= start + n, timeout=timeout)
+
+    return wait
+
+
 class FakeDialogs:
     """Stands in for QFileDialog's static functions: records the folder each dialog starts
     in and answers with the next path queued."""

@@ -4,6 +4,10 @@ install line, and each body is posed from its engine's run."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
+
+#: every test here runs the other physics engines (`-m 'not engines'` leaves them out)
+pytestmark = pytest.mark.engines
 
 
 def test_window_greys_a_missing_engine_and_poses_each_body_from_its_run(qtbot, monkeypatch):

@@ -44,7 +44,7 @@ def snaps(window):
     return [w.latest() for w in window.workers]
 
 
-def test_two_labelled_bodies_whose_poses_part_over_time(open_compare, qtbot):
+def test_two_labelled_bodies_whose_poses_part_over_time(open_compare, qtbot, wait_frames):
     # opened paused: at 10x the two sides part within a fraction of a second
     window = open_compare("t-handle", speed=10.0, paused=True, integrators=("euler", "splitting"), dts=(0.01, 0.01))
     a, b = (s.actors["body"] for s in window.scene.scenes)
@@ -57,7 +57,7 @@ def test_two_labelled_bodies_whose_poses_part_over_time(open_compare, qtbot):
     assert np.linalg.norm(offset) > 3 * window.scene.radius
     window.toggle_play()
     qtbot.waitUntil(lambda: min(s.t for s in snaps(window)) > 8.0, timeout=WAIT_MS)
-    qtbot.wait(100)
+    wait_frames(window)  # the bodies posed at those snapshots
     assert not np.allclose(rotation(a), start)
     # euler's energy grows by a fifth in 10 s at this step: the two bodies no longer agree
     angle = np.degrees(np.arccos(np.clip((np.trace(rotation(a).T @ rotation(b)) - 1) / 2, -1, 1)))
@@ -66,10 +66,10 @@ def test_two_labelled_bodies_whose_poses_part_over_time(open_compare, qtbot):
     assert np.allclose(centres[1] - centres[0], offset, atol=1e-6)
 
 
-def test_drift_plots_get_both_sides_and_euler_drifts_more(open_compare, qtbot):
+def test_drift_plots_get_both_sides_and_euler_drifts_more(open_compare, qtbot, plots_drawn):
     window = open_compare("boxes-complex", speed=5.0, integrators=("euler", "splitting"), dts=(0.01, 0.01))
     qtbot.waitUntil(lambda: min(s.t for s in snaps(window)) > 3.0, timeout=WAIT_MS)
-    qtbot.wait(300)
+    plots_drawn(window.plots)
     for curve in window.plots.curves:
         x, y = curve.getData()
         assert x is not None and len(x) > 50 and np.all(np.isfinite(y))
@@ -83,7 +83,7 @@ def test_drift_plots_get_both_sides_and_euler_drifts_more(open_compare, qtbot):
     _, lb = window.plots.L_curves[1].getData()
     assert ea[-1] > -2.5 and np.max(lb) < -12
     window.log_drift.setChecked(False)
-    qtbot.wait(300)
+    plots_drawn(window.plots)
     _, ea = window.plots.E_curves[0].getData()
     assert abs(ea[-1]) > 1e-2
     assert "ΔE/E₀" in window.summary.text()

@@ -125,10 +125,10 @@ def test_switching_preset_rebuilds_the_mesh(open_window, qtbot):
     assert window.panel.shape.currentText() == "box"
 
 
-def test_plots_receive_data_and_drifts_are_finite(open_window, qtbot):
+def test_plots_receive_data_and_drifts_are_finite(open_window, qtbot, plots_drawn):
     window = open_window("boxes-complex", speed=5.0)
     qtbot.waitUntil(lambda: latest(window).t > 3.0, timeout=WAIT_MS)
-    qtbot.wait(200)
+    plots_drawn(window.plots)
     for curve in window.plots.curves:
         x, y = curve.getData()
         assert x is not None and len(x) > 50
@@ -136,11 +136,11 @@ def test_plots_receive_data_and_drifts_are_finite(open_window, qtbot):
     _, e = window.plots.E_curve.getData()
     assert np.max(np.abs(e)) < 1e-6
     window.log_drift.setChecked(True)
-    qtbot.wait(300)
+    plots_drawn(window.plots)
     _, loge = window.plots.E_curve.getData()
     assert np.all(np.isfinite(loge)) and np.max(loge) < -6
     window.window_combo.setCurrentText("all")
-    qtbot.wait(300)
+    plots_drawn(window.plots)
     x, _ = window.plots.L_curves[0].getData()
     assert x[0] == pytest.approx(0.0, abs=0.02)
 

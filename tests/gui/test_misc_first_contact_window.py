@@ -93,7 +93,8 @@ def test_a_spin_chosen_on_a_map_follows_a_recomputed_map_with_fewer_directions(q
     window.directions_box.setValue(50)
     with qtbot.waitSignal(window.map_ready, timeout=WAIT_MS):
         window.compute()
-    qtbot.wait(300)  # frames drawn with the new map
+    drawn = window.frames_drawn
+    qtbot.waitUntil(lambda: window.frames_drawn >= drawn + 2, timeout=WAIT_MS)  # frames drawn with the new map
     assert "error" not in window.statusBar().currentMessage().lower()
     new = window.result.smap
     assert len(new.wander) == 50

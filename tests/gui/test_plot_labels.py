@@ -42,12 +42,12 @@ def _legend_names(plot) -> list:
 
 
 @pytest.mark.parametrize("size", [(1440, 900), (1280, 720)])
-def test_the_main_plots_have_no_sideways_labels_and_nothing_under_their_legends(open_window, qtbot, size):
+def test_the_main_plots_have_no_sideways_labels_and_nothing_under_their_legends(open_window, qtbot, plots_drawn, size):
     window = open_window("t-handle", speed=5.0)
     window.resize(*size)
     window.ghost.set_checked(True)  # a fourth row: shorter plots
     qtbot.waitUntil(lambda: window.worker.latest().flips >= 2, timeout=WAIT_MS)
-    qtbot.wait(300)  # a plot refresh after the resize
+    plots_drawn(window.plots)  # refreshed in the layout of the new size and the fourth row
     plots = window.plots
     assert _sideways_texts(plots) == []
     for plot in (plots.L_plot, plots.w_plot, plots.d_plot):
@@ -56,15 +56,15 @@ def test_the_main_plots_have_no_sideways_labels_and_nothing_under_their_legends(
     names = _legend_names(plots.w_plot)
     assert "flip" in names and "kick" in names
     window.log_drift.setChecked(True)
-    qtbot.wait(300)
+    plots_drawn(window.plots)  # the new title laid out, then the plots refreshed in it
     assert "log₁₀" in plots.d_plot.titleLabel.text and _sideways_texts(plots) == []
     assert _points_under_legend(plots.d_plot) == 0
 
 
-def test_tiny_values_show_their_power_of_ten_in_the_title(open_window, qtbot):
+def test_tiny_values_show_their_power_of_ten_in_the_title(open_window, qtbot, plots_drawn):
     window = open_window("t-handle", speed=5.0)
     qtbot.waitUntil(lambda: window.worker.latest().t > 2.0, timeout=WAIT_MS)
-    qtbot.wait(300)
+    plots_drawn(window.plots)
     plots = window.plots
     # |L| of the T-handle is about 2e-4 kg m²/s: the ticks read 0..200 in units of 10⁻⁶
     assert "10⁻⁶ kg m²/s" in plots.L_plot.titleLabel.text
@@ -73,11 +73,11 @@ def test_tiny_values_show_their_power_of_ten_in_the_title(open_window, qtbot):
     assert "×10⁻" in plots.d_plot.titleLabel.text
 
 
-def test_the_compare_plots_have_no_sideways_labels_and_nothing_under_their_legends(open_view, qtbot):
+def test_the_compare_plots_have_no_sideways_labels_and_nothing_under_their_legends(open_view, qtbot, plots_drawn):
     window = open_view("t-handle", view="compare", speed=5.0)
     window.log_drift.setChecked(False)
     qtbot.waitUntil(lambda: window.workers[0].latest().t > 3.0, timeout=WAIT_MS)
-    qtbot.wait(300)
+    plots_drawn(window.plots)
     assert _sideways_texts(window.plots) == []
     for plot in (window.plots.E_plot, window.plots.L_plot):
         assert _points_under_legend(plot) == 0, plot.titleLabel.text
