@@ -234,12 +234,12 @@ def _read_csv(path: Path, where: str):
     from ..engines.trajectory import MAX_ROWS
     from ..throws.recordings import limits as lim
     # the recordings' line cutter: lines counted (blank and comment lines too) and measured before any split
-    from ..throws.recordings.formats import _lines
+    from ..throws.recordings.formats import text_lines
 
     header = columns = usecols = None
     blocks, rows = [], 0
     with lim.open_regular(path, where) as fh:
-        for _, lines, _ in _lines(_utf8(lim.read_capped(fh, lim.MAX_BYTES, where), where), where):
+        for _, lines, _ in text_lines(_utf8(lim.read_capped(fh, lim.MAX_BYTES, where), where), where):
             data = [ln for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
             if header is None and data:
                 header = [h.strip().strip('"').strip() for h in data[0].split(",")]

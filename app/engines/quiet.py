@@ -7,8 +7,9 @@ gravity of -1e100). Python's ``sys.stdout`` would not see them: they are written
 C code straight to the descriptors, so the descriptors themselves are pointed at a temporary file
 for the length of the run and restored after it, and ``--json`` stays one JSON object.
 
-Thread: the caller's. Everything the process writes to the two descriptors while a run goes on
-is captured, another thread's writes included (the engines view's status is drawn, not printed).
+Thread: the caller's. The descriptors are the whole process's, so they are pointed away only on
+the main thread (a command's run): a run on another thread (the engines view's audit) leaves them
+alone, or a line the main thread prints meanwhile (Ctrl+C's "interrupted") would be captured too.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 import re
 import sys
 import tempfile
+import threading
 from contextlib import contextmanager
 
 #: most bytes of an engine's output read back for its notes (the rest is counted, not read)
@@ -38,6 +40,9 @@ def captured(lines: list):
             stream.flush()
         except (AttributeError, OSError, ValueError):
             pass
+    if threading.current_thread() is not threading.main_thread():
+        yield lines
+        return
     with tempfile.TemporaryFile() as sink:
         saved = []
         try:

@@ -51,12 +51,15 @@ def command(scenario_toml, settings, python: str | None = None, view: str = "mai
     ``view`` names a registered view and ``options`` its own options (``{"integrators": (A, B),
     "dts": (DT_A, DT_B)}`` for compare), see :func:`view_argv`.
     """
+    from .gltf import gltf_format
+
     ov = settings.overlay
     parts = [k for k, on in (("time", ov.time), ("flips", ov.flips), ("title", ov.title is not None),
                              ("legend", ov.legend), ("ghost", ov.ghost)) if on]
     argv = [python or sys.executable, "-m", "tumble", "export", str(scenario_toml), "--out", str(settings.out),
-            "--start", repr(float(settings.start)), "--speed", repr(float(settings.speed)),
-            "--overlay", ",".join(parts) or "none", "--progress-json"]
+            "--start", repr(float(settings.start)), "--speed", repr(float(settings.speed)), "--progress-json"]
+    if gltf_format(settings.out) is None:  # a glTF scene has nothing drawn over it: the page draws its own
+        argv += ["--overlay", ",".join(parts) or "none"]
     if settings.fps is not None:
         argv += ["--fps", str(int(settings.fps))]
     if settings.duration is not None:

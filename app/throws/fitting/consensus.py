@@ -26,7 +26,8 @@ import numpy as np
 from ...physics.errors import ParameterError
 from . import flights as fl
 from .edges import flight_edges, refit_start, merge, settle_edges, start_rate
-from .solver import Solution, solve
+# the outlier rule lives with the solution it reads (the edges' turned body applies it too)
+from .solver import OUTLIER_FACTOR, OUTLIER_FLOOR, OUTLIER_ROUNDS, Solution, flight_rms_relative, solve
 
 #: the joint fit grows over these horizons (s from each flight's start; None: whole flights)
 STAGED_HORIZONS = (0.3, 0.6, None)
@@ -43,10 +44,6 @@ ROBUST_FLOOR = 0.02
 #: then up to CANDIDATES_MAX of their bodies are tried as starts
 DISAGREEMENT = 0.02
 CANDIDATES_MAX = 4
-#: a flight is excluded when its rms / |omega0| exceeds this many times the others' median...
-OUTLIER_FACTOR = 5.0
-#: ...and this (a fit at the noise of a 0.01 rad/s gyroscope is about 0.001)
-OUTLIER_FLOOR = 0.005
 #: a flight found again with the consensus body is replaced by the longest run of small
 #: residual over it when that run lasts at least this share of it; else it is judged whole
 KEEP_SHARE = 0.5
@@ -54,8 +51,6 @@ KEEP_SHARE = 0.5
 GROW_S = 1.0
 #: most rounds of giving the flights the fitted body's edges and refitting
 FINAL_ROUNDS = 3
-#: most flights excluded one after another
-OUTLIER_ROUNDS = 4
 
 
 class JointFit:
@@ -347,16 +342,3 @@ def candidate_starts(bodies) -> list[tuple[np.ndarray, np.ndarray]]:
         picks = order[np.linspace(0, len(order) - 1, CANDIDATES_MAX + 2).astype(int)[1:-1]]
         out += [(tensor(js[k]), np.maximum(drags[k], 0.0)) for k in dict.fromkeys(picks.tolist())]
     return out
-
-
-def flight_rms_relative(sol: Solution) -> np.ndarray:
-    """rms / |omega0| of each flight of a solution, over its unclipped samples."""
-    out = []
-    for k, w0 in enumerate(sol.w0s):
-        a, b = sol.data.offsets[k], sol.data.offsets[k + 1]
-        used = sol.data.used[a:b]
-        dev = sol.w_model[a:b][used] - sol.data.w[a:b][used]
-        rms = float(np.sqrt(np.mean(np.sum(dev * dev, axis=1)))) if used.any() else np.inf
-        out.append(rms / max(float(np.linalg.norm(w0)), 1e-12))
-    return np.array(out)
-

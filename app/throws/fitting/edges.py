@@ -20,7 +20,7 @@ from . import flights as fl
 from .dynamics import initial_rate, rates_and_jacobian, rotation_matrix, simulate_rates, turn_directions
 from ..recordings.reader import Recording
 from .memo import Store
-from .solver import FitCancelled, solve
+from .solver import OUTLIER_FACTOR, OUTLIER_FLOOR, OUTLIER_ROUNDS, FitCancelled, flight_rms_relative, solve
 
 #: most passes of moving the flights' edges to where the fit stops matching
 EDGE_PASSES = 6
@@ -160,8 +160,6 @@ def _turned_body(recordings, flights, inertia, drag_model, drag):
     given body; a flight far off the others (another object thrown, a catch taken for flight:
     rms/|w0| over OUTLIER_FACTOR times the others' median and OUTLIER_FLOOR, as the fit
     excludes them) is left out, worst first, and the rest solved again."""
-    from .consensus import OUTLIER_FACTOR, OUTLIER_FLOOR, OUTLIER_ROUNDS, flight_rms_relative
-
     flights = list(flights)
     w0s = np.array([start_rate(recordings[f.recording], f.i0, f.i1) for f in flights])
     sol = solve(recordings, flights, inertia, drag_model, drag, "fit", w0s)

@@ -578,3 +578,23 @@ def output_std(sol: Solution):
     n_f = layout.n_flights
     factor = float(stdtrit(n_f - 1, 0.975) / 1.959964)
     return np.maximum(noise, factor * _delta(layout, x, between))
+
+
+#: a flight is excluded when its rms / |omega0| exceeds this many times the others' median...
+OUTLIER_FACTOR = 5.0
+#: ...and this (a fit at the noise of a 0.01 rad/s gyroscope is about 0.001)
+OUTLIER_FLOOR = 0.005
+#: most flights excluded one after another
+OUTLIER_ROUNDS = 4
+
+
+def flight_rms_relative(sol: Solution) -> np.ndarray:
+    """rms / |omega0| of each flight of a solution, over its unclipped samples."""
+    out = []
+    for k, w0 in enumerate(sol.w0s):
+        a, b = sol.data.offsets[k], sol.data.offsets[k + 1]
+        used = sol.data.used[a:b]
+        dev = sol.w_model[a:b][used] - sol.data.w[a:b][used]
+        rms = float(np.sqrt(np.mean(np.sum(dev * dev, axis=1)))) if used.any() else np.inf
+        out.append(rms / max(float(np.linalg.norm(w0)), 1e-12))
+    return np.array(out)

@@ -185,7 +185,7 @@ def _decoded(chunks, where: str):
 _SHORTEST_ROW = 7
 
 
-def _lines(texts, where: str):
+def text_lines(texts, where: str):
     """(first line number, lines, plain) batches; every line checked for length before any
     split; ``plain``: no comment or blank line among them (the rows go to numpy as they are)."""
     carry, number = "", 1
@@ -263,7 +263,7 @@ def read_table(chunks, where: str) -> tuple[np.ndarray, np.ndarray, Table, float
     table, last_comment = None, None
     times, rates, int_times = [], [], []
     rows, previous = 0, None
-    for first, lines, plain in _lines(_decoded(chunks, where), where):
+    for first, lines, plain in text_lines(_decoded(chunks, where), where):
         if table is None:
             table, after, last_comment = _header(first, lines, last_comment, where)
             if table is None:
