@@ -360,9 +360,7 @@ class ExportDialog(QDialog):
             if plan.format not in ("mp4", "gif", "png"):
                 raise ParameterError("out", str(plan.out), "end in .mp4, .gif or .png")
         except ParameterError as err:
-            self._plan = None
-            self.preview.setText(str(err))
-            self.preview.setStyleSheet(f"color: {ERROR_TEXT};")
+            self._refused(err)
         else:
             self._plan = plan
             if self.process is None and self.progress.maximum() != plan.n_frames:
@@ -377,6 +375,12 @@ class ExportDialog(QDialog):
             self.preview.setStyleSheet(f"color: {MUTED_TEXT};")
         self.export_button.setEnabled(self._plan is not None and self.process is None)
 
+    def _refused(self, err: ParameterError) -> None:
+        """No export for these choices: the preview says why."""
+        self._plan = None
+        self.preview.setText(str(err))
+        self.preview.setStyleSheet(f"color: {ERROR_TEXT};")
+
     def _refresh_gltf_preview(self) -> None:
         from ...export.gltf import plan_gltf
 
@@ -385,9 +389,7 @@ class ExportDialog(QDialog):
             plan = plan_gltf(self.scenario, settings.out, duration=settings.duration, speed=settings.speed,
                              start=settings.start)
         except ParameterError as err:
-            self._plan = None
-            self.preview.setText(str(err))
-            self.preview.setStyleSheet(f"color: {ERROR_TEXT};")
+            self._refused(err)
         else:
             self._plan = plan
             if self.process is None and self.progress.maximum() != GLTF_STEPS:

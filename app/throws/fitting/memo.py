@@ -23,19 +23,13 @@ MAX_ENTRIES = 4096
 
 def _part(x, sizes: list):
     """The exact identity of one input (its bytes counted into ``sizes``)."""
-    if type(x) is np.ndarray:
-        b = x.tobytes()  # every element in C order, whatever the array's strides
-        sizes.append(len(b))
-        return (x.dtype.str, x.shape, b)
-    if type(x) is str or x is None:
-        return x
     if isinstance(x, np.ndarray):
-        b = np.ascontiguousarray(x).tobytes()
+        b = x.tobytes()  # every element in C order, whatever the array's strides
         sizes.append(len(b))
         return (x.dtype.str, x.shape, b)
     if isinstance(x, (list, tuple)):
         return (type(x).__name__,) + tuple(_part(v, sizes) for v in x)
-    if isinstance(x, (float, int, str, bool, type(None), np.floating, np.integer, np.bool_)):
+    if x is None or isinstance(x, (float, int, str, bool, np.floating, np.integer, np.bool_)):
         return (type(x).__name__, repr(x))
     raise TypeError(f"no exact key for {type(x).__name__}")
 
