@@ -61,6 +61,22 @@ def whole(flag, lowest, highest):
                         lambda v: lowest <= v <= highest, whole=True)
 
 
+def colour_scheme(text):
+    """An argparse ``type`` for ``--colours``: a colour scheme's name (dark, projector)."""
+    from ..scene.palette import check_scheme
+    from ..physics.errors import ParameterError
+
+    try:
+        return check_scheme(text)
+    except ParameterError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+#: the help of ``--colours``
+COLOURS_HELP = ("colour scheme: dark (default), or projector: dark text and strong colours on white, for a "
+                "projector in a lit room; the window remembers the last one chosen (View > Projector colours)")
+
+
 def number_flag(flag):
     """A number whose range the command checks later (the export plan's rules)."""
     return number_type(flag, "be a number")

@@ -19,11 +19,13 @@ from .export import EXPORT_HELP, UsageError, add_export_parser, cmd_export
 from .replay import add_replay_parser, run_replay
 from .throws import THROW_COMMANDS, add_throw_parsers
 from ..api.arguments import (
+    COLOURS_HELP,
     NO_DISPLAY,
     VIEW_NAMES,
     ProgressBar,
     check_out,
     check_out_folder,
+    colour_scheme,
     display_missing,
     number_flag,
     number_type,
@@ -151,6 +153,7 @@ def build_parser(argv=None) -> argparse.ArgumentParser:
     g.add_argument("--engines", metavar="LIST", help="--view engines: up to 4 settings ENGINE[:SETTING],...")
     g.add_argument("--presentation", action="store_true",
                    help="open in presentation mode: the scene alone, full screen, large type, a big clock (F11)")
+    g.add_argument("--colours", metavar="SCHEME", type=colour_scheme, help=COLOURS_HELP)
     g.add_argument("--slow-flips", metavar="X", type=number_flag("--slow-flips"),
                    help="slow motion around each flip: X times slower from 0.5 s before each flip to 0.5 s after, "
                         "1 to 50 (M toggles it)")
@@ -370,6 +373,10 @@ def main(argv=None) -> int:
         args = build_parser(argv).parse_args(argv)
         if args.command is None:
             args = build_parser(["gui"]).parse_args(["gui"])
+        if getattr(args, "colours", None) is not None:  # the scheme of this run: it wins over the remembered one
+            from ..scene.palette import use
+
+            use(args.colours)
         return COMMANDS[args.command](args)
     except UsageError as err:
         print(f"tumble: error: {err}", file=sys.stderr)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..api.arguments import ProgressBar, number_flag, positive
+from ..api.arguments import COLOURS_HELP, ProgressBar, colour_scheme, number_flag, positive
 
 EXIT_OK, EXIT_FAILED = 0, 1
 
@@ -59,6 +59,7 @@ def add_export_parser(sub, integrator, integrator_help) -> None:
     for name in view_names():
         for option in get_view(name).options:
             e.add_argument(option.flag, dest=f"view_{option.key}", **option.kwargs)
+    e.add_argument("--colours", metavar="SCHEME", type=colour_scheme, help=COLOURS_HELP)
     e.add_argument("--progress-json", action="store_true", help=argparse.SUPPRESS)
 
 

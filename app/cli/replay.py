@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from ..api.arguments import ProgressBar, check_out, number_type, quit_after
+from ..api.arguments import COLOURS_HELP, ProgressBar, check_out, colour_scheme, number_type, quit_after
 
 EXIT_OK, EXIT_FAILED = 0, 1
 #: what ``--out`` may end in
@@ -32,6 +32,7 @@ def add_replay_parser(sub) -> None:
     r.add_argument("--out", metavar="FILE", help="FILE.mp4 or FILE.gif: the clip, off screen; FILE.csv: t,qw,qx,qy,qz,"
                                                  "wx,wy,wz per measured sample (and model_qw..model_qz with --fit); "
                                                  "without --out the window opens")
+    r.add_argument("--colours", metavar="SCHEME", type=colour_scheme, help=COLOURS_HELP)
     r.add_argument("--screenshot", metavar="FILE", help="the window: save a PNG of it and exit")
     r.add_argument("--quit-after", type=quit_after(), metavar="S",
                    help="the window: seconds of wall time before the screenshot/exit")

@@ -70,6 +70,10 @@ def command(scenario_toml, settings, python: str | None = None, view: str = "mai
         argv.append("--with-plots")
     if ov.title:
         argv += ["--title", ov.title]
+    from ..scene.palette import DEFAULT_SCHEME, current
+
+    if current().name != DEFAULT_SCHEME:  # the export draws in the window's colour scheme
+        argv += ["--colours", current().name]
     return argv + view_argv(view, options)
 
 

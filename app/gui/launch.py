@@ -61,6 +61,12 @@ def qt_application():
         app.setOrganizationName(settings.ORGANIZATION)
         app.setApplicationName(settings.APPLICATION)
         app.setApplicationDisplayName("Tumble")
+        from ..scene import palette
+
+        if not palette.chosen():  # no --colours: the scheme chosen last time
+            from .common.colours import remembered_scheme
+
+            palette.use(remembered_scheme())
         apply_theme(app)
     return app
 

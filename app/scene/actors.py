@@ -7,7 +7,7 @@ import pyvista as pv
 
 from ..physics.body import Body
 from . import meshes
-from .style import BACKGROUND, BACKGROUND_TOP, GRID_COLOR
+from .style import BACKGROUND, BACKGROUND_TOP, GRID_COLOR, tone
 
 #: keywords for adding an actor while a scene is built: no camera reset, no render, no picking
 QUIET = dict(reset_camera=False, render=False, pickable=False)
@@ -74,7 +74,7 @@ class FloorGrid:
     def __init__(self, plotter, spacing: float, half_cells: int, depth: float, center) -> None:
         self.spacing = spacing
         self.depth = depth
-        self.actor = plotter.add_mesh(meshes.floor_grid(spacing, half_cells), color=GRID_COLOR, line_width=1,
+        self.actor = plotter.add_mesh(meshes.floor_grid(spacing, half_cells), color=tone(GRID_COLOR), line_width=1,
                                       lighting=False, **QUIET)
         self.origin = np.array([0.0, 0.0, center[2] - depth])
         self.actor.user_matrix = pose_matrix(offset=self.origin)
@@ -121,7 +121,7 @@ class TrailScene(SceneActors):
         self.follow = bool(follow)
         self._trail_on = bool(trail)
         self._arrow = meshes.unit_arrow()
-        plotter.set_background(BACKGROUND, top=BACKGROUND_TOP if gradient else None)
+        plotter.set_background(tone(BACKGROUND), top=tone(BACKGROUND_TOP) if gradient else None)
 
     def set_follow(self, on: bool) -> None:
         self.follow = bool(on)

@@ -32,7 +32,7 @@ from .actors import (
     pose_matrix,
     shift_camera,
 )
-from .style import AXIS_HEX, L_COLOR, OMEGA_COLOR, PATH_COLOR, TRAIL_COLOR
+from .style import AXIS_HEX, L_COLOR, OMEGA_COLOR, PATH_COLOR, TRAIL_COLOR, tone
 
 #: the omega arrow's length at the start, in body radii (it scales with |omega|); a radius
 #: is the farthest surface point from the centre, so every arrow leaves the body
@@ -241,14 +241,14 @@ class RigidBodyScene(TrailScene):
         self._actors["axes"] = p.add_mesh(meshes.axes_lines(AXES_LENGTH * r), scalars="rgb", rgb=True,
                                           line_width=3, lighting=False, **QUIET)
         marker = pv.Sphere(radius=0.06 * r, center=self._tip, theta_resolution=16, phi_resolution=12)
-        self._actors["tip"] = p.add_mesh(marker, color=TRAIL_COLOR, lighting=False, **QUIET)
-        self._actors["omega"] = p.add_mesh(self._arrow, color=OMEGA_COLOR, ambient=0.35, **QUIET)
-        self._actors["L"] = p.add_mesh(self._arrow, color=L_COLOR, ambient=0.35, **QUIET)
+        self._actors["tip"] = p.add_mesh(marker, color=tone(TRAIL_COLOR), lighting=False, **QUIET)
+        self._actors["omega"] = p.add_mesh(self._arrow, color=tone(OMEGA_COLOR), ambient=0.35, **QUIET)
+        self._actors["L"] = p.add_mesh(self._arrow, color=tone(L_COLOR), ambient=0.35, **QUIET)
         self._path = meshes.polyline(TRAIL_POINTS)
-        self._actors["path"] = p.add_mesh(self._path, color=PATH_COLOR, line_width=1, lighting=False, **QUIET)
+        self._actors["path"] = p.add_mesh(self._path, color=tone(PATH_COLOR), line_width=1, lighting=False, **QUIET)
         self._actors["path"].SetVisibility(self._trail_on)
         self._trail = meshes.polyline(TRAIL_POINTS)
-        self._actors["trail"] = p.add_mesh(self._trail, color=TRAIL_COLOR, line_width=2, lighting=False, **QUIET)
+        self._actors["trail"] = p.add_mesh(self._trail, color=tone(TRAIL_COLOR), line_width=2, lighting=False, **QUIET)
         self._actors["trail"].SetVisibility(self._trail_on)
         self._grid = FloorGrid(p, meshes.nice_spacing(r), GRID_HALF_CELLS, GRID_DEPTH * r, center)
         self._actors["grid"] = self._grid.actor

@@ -24,7 +24,7 @@ from ..physics.body import Body
 from . import meshes
 from .actors import QUIET, FloorGrid, aim_camera, shift_camera
 from .body_scene import CAMERA_DIRECTION, GRID_DEPTH, GRID_HALF_CELLS, RigidBodyScene
-from .style import BACKGROUND
+from .style import BACKGROUND, tone
 
 #: centre-to-centre distance of the two bodies, in body radii (arrows reach 2.1 radii)
 SEPARATION = 5.0
@@ -79,7 +79,7 @@ class CompareScene:
         self._labels: list = []
         self._focus = np.zeros(3)
         self._view = np.asarray(CAMERA_DIRECTION, dtype=float) / np.linalg.norm(CAMERA_DIRECTION)
-        plotter.set_background(BACKGROUND)
+        plotter.set_background(tone(BACKGROUND))
 
     # ------------------------------------------------------------------ building
 
@@ -114,11 +114,11 @@ class CompareScene:
         actor.SetInput(text)
         prop = actor.GetTextProperty()
         prop.SetFontSize(LABEL_FONT)
-        prop.SetColor(pv.Color(color).float_rgb)
+        prop.SetColor(pv.Color(tone(color)).float_rgb)
         prop.BoldOn()
         prop.SetJustificationToCentered()
         prop.SetVerticalJustificationToBottom()
-        prop.SetBackgroundColor(pv.Color(BACKGROUND).float_rgb)
+        prop.SetBackgroundColor(pv.Color(tone(BACKGROUND)).float_rgb)
         prop.SetBackgroundOpacity(0.65)
         actor.GetPositionCoordinate().SetCoordinateSystemToWorld()
         self.plotter.add_actor(actor, **QUIET)

@@ -14,6 +14,7 @@ from ..physics import quaternion as quat
 from ..physics.body import Body
 from . import meshes
 from .actors import QUIET, GhostActors, pose_matrix
+from .style import tone
 
 #: the ghost is drawn this much larger than the body (a shell around it while they agree)
 GHOST_SCALE = 1.06
@@ -48,10 +49,10 @@ class GhostBody(GhostActors):
         p = self.plotter
         # unlit: the shell is read by its outline and edges, and shading it under the scene's
         # five lights doubled its cost (CPU per render +4.3 ms lit, +2.0 ms unlit, measured)
-        self._actors["shell"] = p.add_mesh(shell, color=GHOST_COLOR, opacity=GHOST_OPACITY, lighting=False, **QUIET)
-        self._actors["edges"] = p.add_mesh(edges, color=GHOST_COLOR, opacity=0.75, line_width=1, lighting=False,
+        self._actors["shell"] = p.add_mesh(shell, color=tone(GHOST_COLOR), opacity=GHOST_OPACITY, lighting=False, **QUIET)
+        self._actors["edges"] = p.add_mesh(edges, color=tone(GHOST_COLOR), opacity=0.75, line_width=1, lighting=False,
                                            **QUIET)
-        self._actors["axes"] = p.add_mesh(meshes.axes_lines(GHOST_AXES_LENGTH * radius), color=GHOST_COLOR,
+        self._actors["axes"] = p.add_mesh(meshes.axes_lines(GHOST_AXES_LENGTH * radius), color=tone(GHOST_COLOR),
                                           line_width=1, lighting=False, **QUIET)
 
     def set_pose(self, c, q, w_body=None) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 import pyvista as pv
 
 from ..physics.body import Body, equivalent_box_size, t_handle_geometry
-from .style import AXIS_COLORS, NEGATIVE_SHADE
+from .style import AXIS_COLORS, NEGATIVE_SHADE, tone
 
 #: facets around the round shapes (software GL: enough to look round, few enough to be cheap)
 ROUND_RESOLUTION = 48
@@ -101,7 +101,7 @@ def axes_lines(length: float) -> pv.PolyData:
     pts = np.array([[-1, 0, 0], [1, 0, 0], [0, -1, 0], [0, 1, 0], [0, 0, -1], [0, 0, 1]], float) * length
     lines = np.array([2, 0, 1, 2, 2, 3, 2, 4, 5])
     poly = pv.PolyData(pts, lines=lines)
-    poly.cell_data["rgb"] = np.round(np.asarray(AXIS_COLORS) * 255).astype(np.uint8)
+    poly.cell_data["rgb"] = np.round(np.asarray([tone(c) for c in AXIS_COLORS]) * 255).astype(np.uint8)
     return poly
 
 

@@ -34,7 +34,7 @@ from ..physics.poinsot import PoinsotState, poinsot_state
 from . import meshes
 from .actors import QUIET, GhostActors, TrailScene, aim_camera, completing_axes, fill_polyline, pose_matrix
 from .ghost import GHOST_COLOR
-from .style import AXIS_COLORS, GRID_COLOR, L_COLOR, OMEGA_COLOR, TRAIL_COLOR
+from .style import AXIS_COLORS, GRID_COLOR, L_COLOR, OMEGA_COLOR, TRAIL_COLOR, tone
 
 #: points kept in the polhode and herpolhode polylines (history samples, newest last; 30 s
 #: of 10 ms samples thinned by 2: smooth enough, and half the per-frame copying)
@@ -208,9 +208,9 @@ class PoinsotScene(TrailScene):
         sphere = pv.Sphere(radius=1.0, theta_resolution=48, phi_resolution=28)
         # translucent and unlit: its meridians give it its shape, and lighting a surface this
         # large was a third of the scene's render in software GL (CPU 12.0 -> 7.6 ms without it)
-        self._actors["ellipsoid"] = p.add_mesh(sphere, color=ELLIPSOID_COLOR, opacity=ELLIPSOID_OPACITY,
+        self._actors["ellipsoid"] = p.add_mesh(sphere, color=tone(ELLIPSOID_COLOR), opacity=ELLIPSOID_OPACITY,
                                                lighting=False, culling="back", **QUIET)
-        self._actors["meridians"] = p.add_mesh(_unit_lat_long(), color=WIRE_COLOR, line_width=1, lighting=False,
+        self._actors["meridians"] = p.add_mesh(_unit_lat_long(), color=tone(WIRE_COLOR), line_width=1, lighting=False,
                                                **QUIET)
         axes = np.array([[-1, 0, 0], [1, 0, 0], [0, -1, 0], [0, 1, 0], [0, 0, -1], [0, 0, 1]], float)
         axes_poly = pv.PolyData(axes, lines=np.array([2, 0, 1, 2, 2, 3, 2, 4, 5]))
@@ -223,21 +223,21 @@ class PoinsotScene(TrailScene):
         self._body_scale = BODY_FRACTION * self.scale / max(float(np.max(np.linalg.norm(mesh.points, axis=1))), 1e-12)
         self._actors["body"] = p.add_mesh(mesh, scalars="rgb", rgb=True, ambient=0.3, diffuse=0.7, **QUIET)
 
-        self._actors["plane"] = p.add_mesh(pv.Disc(inner=0.0, outer=1.0, r_res=1, c_res=96), color=PLANE_COLOR,
+        self._actors["plane"] = p.add_mesh(pv.Disc(inner=0.0, outer=1.0, r_res=1, c_res=96), color=tone(PLANE_COLOR),
                                            lighting=False, **QUIET)
-        self._actors["plane_grid"] = p.add_mesh(_polar_grid(), color=GRID_COLOR, line_width=1, lighting=False, **QUIET)
-        self._actors["normal"] = p.add_mesh(pv.Line((0, 0, 0), (0, 0, 1)), color=L_COLOR, line_width=3,
+        self._actors["plane_grid"] = p.add_mesh(_polar_grid(), color=tone(GRID_COLOR), line_width=1, lighting=False, **QUIET)
+        self._actors["normal"] = p.add_mesh(pv.Line((0, 0, 0), (0, 0, 1)), color=tone(L_COLOR), line_width=3,
                                             lighting=False, **QUIET)
-        self._actors["omega"] = p.add_mesh(self._arrow, color=OMEGA_COLOR, ambient=0.35, **QUIET)
-        self._actors["centre"] = p.add_mesh(pv.Sphere(radius=0.025 * self.scale), color=CENTRE_COLOR,
+        self._actors["omega"] = p.add_mesh(self._arrow, color=tone(OMEGA_COLOR), ambient=0.35, **QUIET)
+        self._actors["centre"] = p.add_mesh(pv.Sphere(radius=0.025 * self.scale), color=tone(CENTRE_COLOR),
                                             lighting=False, **QUIET)
         self._actors["contact"] = p.add_mesh(pv.Sphere(radius=0.045 * self.scale, theta_resolution=16,
-                                                       phi_resolution=12), color=OMEGA_COLOR, lighting=False, **QUIET)
+                                                       phi_resolution=12), color=tone(OMEGA_COLOR), lighting=False, **QUIET)
         self._polhode_line = meshes.polyline(TRACE_POINTS)
         self._herpolhode_line = meshes.polyline(TRACE_POINTS)
-        self._actors["polhode"] = p.add_mesh(self._polhode_line, color=POLHODE_COLOR, line_width=2,
+        self._actors["polhode"] = p.add_mesh(self._polhode_line, color=tone(POLHODE_COLOR), line_width=2,
                                              lighting=False, **QUIET)
-        self._actors["herpolhode"] = p.add_mesh(self._herpolhode_line, color=HERPOLHODE_COLOR, line_width=2,
+        self._actors["herpolhode"] = p.add_mesh(self._herpolhode_line, color=tone(HERPOLHODE_COLOR), line_width=2,
                                                 lighting=False, **QUIET)
         for name in ("polhode", "herpolhode"):
             self._actors[name].SetVisibility(self._trail_on)
@@ -324,10 +324,10 @@ class PoinsotGhost(GhostActors):
     def _add_actors(self, body: Body) -> None:
         self.principal = PrincipalFrame(body)
         p = self.plotter
-        self._actors["meridians"] = p.add_mesh(_unit_lat_long(), color=GHOST_COLOR, line_width=1,
+        self._actors["meridians"] = p.add_mesh(_unit_lat_long(), color=tone(GHOST_COLOR), line_width=1,
                                                lighting=False, **QUIET)
         self._actors["contact"] = p.add_mesh(pv.Sphere(radius=1.0, theta_resolution=16, phi_resolution=12),
-                                             color=GHOST_COLOR, style="wireframe", line_width=1, lighting=False,
+                                             color=tone(GHOST_COLOR), style="wireframe", line_width=1, lighting=False,
                                              **QUIET)
 
     def set_pose(self, c, q, w_body=None) -> None:

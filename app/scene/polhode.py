@@ -16,7 +16,7 @@ import pyvista as pv
 from ..physics.body import Body
 from . import meshes
 from .actors import QUIET, SceneActors, aim_camera, fill_polyline, pose_matrix
-from .style import AXIS_COLORS, BACKGROUND, BACKGROUND_TOP, OMEGA_COLOR, TEXT_COLOR, TRAIL_COLOR, use_font_file
+from .style import AXIS_COLORS, BACKGROUND, BACKGROUND_TOP, OMEGA_COLOR, TEXT_COLOR, TRAIL_COLOR, tone, use_font_file
 
 #: points kept in the polhode polyline (history samples, newest last)
 POLHODE_POINTS = 3000
@@ -57,7 +57,7 @@ class PolhodeScene(SceneActors):
         self.family = bool(family)
         self.separatrix_curves: list = []
         self._curve = meshes.polyline(POLHODE_POINTS)
-        plotter.set_background(BACKGROUND, top=BACKGROUND_TOP if gradient else None)
+        plotter.set_background(tone(BACKGROUND), top=tone(BACKGROUND_TOP) if gradient else None)
 
     def set_body(self, body: Body, w0) -> None:
         """Rebuild for ``body`` at the energy of the body-frame angular velocity ``w0``."""
@@ -72,28 +72,28 @@ class PolhodeScene(SceneActors):
         ell = pv.Sphere(radius=1.0, theta_resolution=40, phi_resolution=20)
         ell.points = (np.asarray(ell.points) * semi) @ axes.T
         # with the family drawn, a denser surface dims the curves on the far side
-        self._actors["ellipsoid"] = self.plotter.add_mesh(ell, color="#8aa0b8", opacity=0.45 if self.family else 0.18,
+        self._actors["ellipsoid"] = self.plotter.add_mesh(ell, color=tone("#8aa0b8"), opacity=0.45 if self.family else 0.18,
                                                           smooth_shading=True, specular=0.0, **QUIET)
         if self.family and two_T > 0:
             self._add_family(moments, axes, two_T)
         else:
             wire = _lat_long_grid(semi, axes)
-            self._actors["wire"] = self.plotter.add_mesh(wire, style="wireframe", color="#5b6b80", line_width=1,
+            self._actors["wire"] = self.plotter.add_mesh(wire, style="wireframe", color=tone("#5b6b80"), line_width=1,
                                                          lighting=False, **QUIET)
         reach = AXES_REACH * self.scale
         for k in range(3):
             line = pv.Line(-reach * np.eye(3)[k], reach * np.eye(3)[k])
-            self._actors[f"axis{k}"] = self.plotter.add_mesh(line, color=AXIS_COLORS[k], line_width=2,
+            self._actors[f"axis{k}"] = self.plotter.add_mesh(line, color=tone(AXIS_COLORS[k]), line_width=2,
                                                              lighting=False, **QUIET)
         self._curve.points[:] = w0
         self._curve.points = self._curve.points
-        self._actors["curve"] = self.plotter.add_mesh(self._curve, color=TRAIL_COLOR, line_width=2,
+        self._actors["curve"] = self.plotter.add_mesh(self._curve, color=tone(TRAIL_COLOR), line_width=2,
                                                       lighting=False, **QUIET)
         dot = pv.Sphere(radius=0.045 * self.scale, theta_resolution=12, phi_resolution=8)
-        self._actors["omega"] = self.plotter.add_mesh(dot, color=OMEGA_COLOR, lighting=False, **QUIET)
+        self._actors["omega"] = self.plotter.add_mesh(dot, color=tone(OMEGA_COLOR), lighting=False, **QUIET)
         self.title = title = ("polhodes on the energy ellipsoid (body axes):\nseparatrices red, ω the orange dot"
                               if self.family else "polhode: ω on the energy ellipsoid (body axes)")
-        label = self.plotter.add_text(title, position="upper_left", font_size=11, color=TEXT_COLOR)
+        label = self.plotter.add_text(title, position="upper_left", font_size=11, color=tone(TEXT_COLOR))
         use_font_file(label.GetTextProperty())  # VTK's own fonts have no ω
         self._actors["label"] = label
         self.set_omega(w0)
@@ -114,10 +114,10 @@ class PolhodeScene(SceneActors):
         self.separatrix_curves = [c @ axes.T for c in separatrices(moments, two_T, FAMILY_POINTS)]
         # drawn a little outside the surface, so that the translucent surface does not cover them
         if curves:
-            self._actors["family"] = self.plotter.add_mesh(_lines(curves, FAMILY_LIFT), color=FAMILY_COLOR,
+            self._actors["family"] = self.plotter.add_mesh(_lines(curves, FAMILY_LIFT), color=tone(FAMILY_COLOR),
                                                            line_width=1, lighting=False, **QUIET)
         self._actors["separatrices"] = self.plotter.add_mesh(_lines(self.separatrix_curves, FAMILY_LIFT),
-                                                             color=SEPARATRIX_COLOR, line_width=3, lighting=False,
+                                                             color=tone(SEPARATRIX_COLOR), line_width=3, lighting=False,
                                                              **QUIET)
 
     def set_label_visible(self, on: bool) -> None:

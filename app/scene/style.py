@@ -1,8 +1,14 @@
-"""Colours and sizes shared by the 3D scene, the plots and the export (one palette)."""
+"""Colours and sizes shared by the 3D scene, the plots and the export.
+
+The colours here are the dark scheme's (:data:`~app.scene.palette.DARK`): each one names a role. A
+drawing site passes them through :func:`~app.scene.palette.tone` to draw the scheme in use.
+"""
 
 from __future__ import annotations
 
 import functools
+
+from .palette import DARK, current, tone  # noqa: F401 - re-exported for the drawing sites
 
 #: body x, y, z (and the plot curves of x, y, z components): muted red, green, blue (RGB 0-1)
 AXIS_COLORS = ((0.90, 0.36, 0.33), (0.40, 0.78, 0.42), (0.30, 0.58, 0.95))

@@ -26,6 +26,8 @@ FOLLOW = "view/follow"
 TRAIL = "view/trail"
 GHOST = "view/exact_ghost"
 PLOT_WINDOW = "view/plot_window"
+#: the colour scheme ("dark" or "projector"), shared by every window and view
+COLOURS = "view/colours"
 #: where the views kept these settings before each view had its own prefix: read while the
 #: view's own key is absent, so a user's settings survive the change
 LEGACY_KEYS = {"speed": SPEED, "repeat": REPEAT, "follow": FOLLOW, "trail": TRAIL, "exact_ghost": GHOST,

@@ -23,7 +23,8 @@ from PyQt5.QtCore import QEvent, QObject, Qt, QTimer, pyqtSignal
 from PyQt5.QtWidgets import QDockWidget, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSplitter, QVBoxLayout, QWidget
 
 from ...physics.errors import ParameterError
-from ...scene.style import AXIS_HEX
+from ...scene.palette import current, rgb01
+from ...scene.style import AXIS_HEX, tone
 from ...throws.live.session import LiveSession
 from ...throws.live.client import parse_url
 from ...throws.live.demo import is_demo
@@ -108,7 +109,7 @@ class PhoneDock(QDockWidget):
             self.strip.setLabel(side, label)
         self.strip.setTitle(f"measured ω, sensor frame, the last {STRIP_S:g} s")
         self.strip.addLegend(offset=(-4, 1), labelTextSize="8pt", colCount=3)
-        self.curves = [self.strip.plot(pen=pg.mkPen(AXIS_HEX[k], width=1.4), name=f"ω{'xyz'[k]}") for k in range(3)]
+        self.curves = [self.strip.plot(pen=pg.mkPen(tone(AXIS_HEX[k]), width=1.4), name=f"ω{'xyz'[k]}") for k in range(3)]
         self.flight_regions: list = []
         split.addWidget(self.strip)
         self.table = FlightsTable(ask_for_room=False, one_source=True)  # one phone: no "segment 0" on every row
@@ -272,7 +273,7 @@ class PhoneDock(QDockWidget):
         for e in last_reports(snap["events"]):
             if e["segment"] == snap["segment"] and e["end"] >= lo:
                 region = pg.LinearRegionItem((e["start"], e["end"]), movable=False,
-                                             brush=pg.mkBrush(255, 255, 255, 28 if e["excluded"] else 50))
+                                             brush=pg.mkBrush(*_shade(), 28 if e["excluded"] else 50))
                 self.strip.addItem(region, ignoreBounds=True)
                 self.flight_regions.append(region)
 
@@ -369,3 +370,7 @@ def open_phone(window, url: str | None = None) -> PhoneDock:
         dock.url_edit.setFocus()
     return dock
 
+
+def _shade() -> tuple:
+    """RGB 0-255 of the flights' shaded spans: the text's colour, faint (light on dark, dark on light)."""
+    return tuple(round(255 * c) for c in rgb01(current().text))

@@ -24,7 +24,7 @@ from ...physics.body import Body, equivalent_box_size, has_intermediate_axis
 from ...physics.errors import ParameterError
 from ...scenario import SHAPES, BodySpec
 from ...scenario.meshes import MESH_SUFFIXES, UNITS, load_mesh
-from ...scene.style import AXIS_HEX
+from ...scene.style import AXIS_HEX, tone
 from .fields import NumberField, fixed, hint
 from ..dialogs.file_dialogs import open_path
 
@@ -347,7 +347,7 @@ class BodyEditor(QGroupBox):
             a = axes[:, k]
             j = int(np.argmax(np.abs(a)))
             if abs(a[j]) > 1 - 1e-9:
-                along = f"<span style='color:{AXIS_HEX[j]}'>{'−' if a[j] < 0 else ''}body {'xyz'[j]}</span>"
+                along = f"<span style='color:{tone(AXIS_HEX[j])}'>{'−' if a[j] < 0 else ''}body {'xyz'[j]}</span>"
             else:
                 along = "[" + ", ".join(fixed(x, 2) for x in a) + "]"
             mark = " ← <b>intermediate</b> (unstable)" if k == 1 and distinct else ""

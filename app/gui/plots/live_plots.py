@@ -20,7 +20,7 @@ import pyqtgraph as pg
 from PyQt5.QtCore import Qt
 from PyQt5.QtWidgets import QCheckBox, QComboBox, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
-from ...scene.style import TEXT_COLOR
+from ...scene.style import TEXT_COLOR, current, tone
 from ...views.plots import (
     COMPARE_PLOTS,
     FLIP_COLOR,
@@ -56,7 +56,7 @@ DEFAULT_COMPARE_WINDOW = COMPARE_PLOTS.default_window
 
 
 def _pen(color, width=1.5, style=Qt.SolidLine):
-    return pg.mkPen(color=color, width=width, style=style)
+    return pg.mkPen(color=tone(color), width=width, style=style)
 
 
 #: the markers: (name, pen) of a flip (dotted) and a kick (dashed)
@@ -300,7 +300,7 @@ def setup_plot(plot, legend_columns: int) -> None:
     axis.showLabel(False)
     axis.setWidth(AXIS_WIDTH)
     legend = plot.addLegend(offset=LEGEND_OFFSET, labelTextSize="8pt", colCount=legend_columns,
-                            brush=pg.mkBrush(22, 25, 30, 170), verSpacing=-6)
+                            brush=pg.mkBrush(current().overlay + "aa"), verSpacing=-6)
     legend.layout.setContentsMargins(2, 0, 2, 0)  # the style's 9 px a side would double its height
     legend.setParentItem(plot.vb)
     plot.vb.setMinimumHeight(PLOT_VIEW_MIN_PX)
@@ -308,7 +308,7 @@ def setup_plot(plot, legend_columns: int) -> None:
 
 def set_title(plot, text: str) -> None:
     """Set a plot's title, only when it changes (a new title lays the plot out again)."""
-    html = f"<span style='color:{TEXT_COLOR}; font-size:9pt'>{text}</span>"
+    html = f"<span style='color:{tone(TEXT_COLOR)}; font-size:9pt'>{text}</span>"
     if plot.titleLabel.text != html:
         label = plot.titleLabel
         if not isinstance(label.__dict__.get("updateMin"), types.MethodType):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PyQt5.QtCore import Qt
 
-from ...scene.style import AXIS_HEX
+from ...scene.style import AXIS_HEX, tone
 from .live_plots import set_title
 
 #: the least width of the plot (px): the flights table beside it takes what it needs first
@@ -32,8 +32,8 @@ class RatesPlot(pg.PlotWidget):
         set_title(self.plotItem, title)  # no least width from its text: the flights table beside it needs the room
         self.setMinimumWidth(MIN_WIDTH)
         self.addLegend(offset=(-4, 1), labelTextSize="8pt", colCount=3)
-        self.curves = [self.plot(pen=pg.mkPen(AXIS_HEX[k], width=1.6), name=f"ω{'xyz'[k]}") for k in range(3)]
-        self.points = [pg.ScatterPlotItem(size=4, pen=None, brush=pg.mkBrush(AXIS_HEX[k])) for k in range(3)]
+        self.curves = [self.plot(pen=pg.mkPen(tone(AXIS_HEX[k]), width=1.6), name=f"ω{'xyz'[k]}") for k in range(3)]
+        self.points = [pg.ScatterPlotItem(size=4, pen=None, brush=pg.mkBrush(tone(AXIS_HEX[k]))) for k in range(3)]
         for p in self.points:
             self.addItem(p)
         self.flip_lines: list = []
@@ -47,7 +47,7 @@ class RatesPlot(pg.PlotWidget):
         self._clear_flips()
         for flip, style in flips:
             if flip is not None:
-                line = pg.InfiniteLine(pos=flip, angle=90, pen=pg.mkPen(FLIP_COLOR, width=1, style=style))
+                line = pg.InfiniteLine(pos=flip, angle=90, pen=pg.mkPen(tone(FLIP_COLOR), width=1, style=style))
                 self.addItem(line, ignoreBounds=True)
                 self.flip_lines.append(line)
 

@@ -37,7 +37,7 @@ from PyQt5.QtWidgets import (
 )
 
 from ...physics.errors import ParameterError
-from ...scene.style import AXIS_HEX
+from ...scene.style import AXIS_HEX, tone
 from ...throws.fitting.fit import AXES_MODES, triangle_violation
 from ...throws.recordings.reader import read_recordings
 from ...throws.fitting.report import flight_scenario, write_scenario
@@ -427,7 +427,7 @@ class RecordingDialog(QDialog):
         t = f.t - f.t[0]
         for k in range(3):
             points = pg.ScatterPlotItem(t[f.used], f.w_measured[f.used, k], size=4, pen=None,
-                                        brush=pg.mkBrush(AXIS_HEX[k]))
+                                        brush=pg.mkBrush(tone(AXIS_HEX[k])))
             window.plots.w_plot.addItem(points)
             self._overlay.append((window, points))
 

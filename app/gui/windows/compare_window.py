@@ -21,6 +21,7 @@ from types import SimpleNamespace
 from PyQt5.QtCore import Qt, QTimer
 from PyQt5.QtWidgets import QComboBox, QLabel, QLineEdit, QPushButton, QSizePolicy, QWidget
 
+from ...scene.palette import tone
 from ...physics.errors import ParameterError
 from ...physics.integrators import DESCRIPTIONS, INTEGRATORS
 from ...scenario import Scenario, preset_names
@@ -89,7 +90,7 @@ class CompareWindow(ViewWindow):
         self.legend = overlay_label(self.scene_view, legend_html(self.view.legend_rows))
         # bottom right: the sides' labels float above the bodies, side A's at the top left
         self.legend_pin = CornerPin(self.legend)
-        self.scene_view.add_axes(color="#c9d1d9", line_width=2, labels_off=False)
+        self.scene_view.add_axes(color=tone("#c9d1d9"), line_width=2, labels_off=False)
         self.plots = DriftPlots()
         # the plots' Qt repaint costs by area: two plots need no more width than the main view's three
         self.set_central(self.scene_view, self._plots_box(stored), (960, 480))

@@ -35,6 +35,7 @@ import pyqtgraph as pg
 from PyQt5.QtCore import QObject, Qt, pyqtSignal
 from PyQt5.QtWidgets import QAction, QCheckBox
 
+from ...scene.palette import tone
 from ...physics import quaternion as quat
 from ...physics.errors import ParameterError
 from ...physics.reference import ExactReference, exact_unavailable_reason
@@ -301,7 +302,7 @@ class _ErrorPlot(pg.PlotItem):
         # no time axis of its own: it sits under the drift plot's, which it shares (the room
         # is what keeps every row's curves PLOT_VIEW_MIN_PX tall on a 1280x720 screen)
         self.getAxis("bottom").setStyle(showValues=False)
-        self.curve = self.plot(pen=pg.mkPen(GHOST_COLOR, width=1.5))
+        self.curve = self.plot(pen=pg.mkPen(tone(GHOST_COLOR), width=1.5))
         self.without_drag = False
         self._linked = False
         self._shown_value = None

@@ -18,6 +18,7 @@ from pathlib import Path
 from PyQt5.QtCore import Qt
 from PyQt5.QtWidgets import QApplication, QDockWidget, QLabel, QMessageBox, QSplitter, QTabWidget, QWidget
 
+from ...scene.palette import tone
 from ...export.data import export_view_png
 from ...physics.errors import DivergenceError, ParameterError
 from ...physics.integrators import simulate
@@ -117,7 +118,7 @@ class MainWindow(ViewWindow):
         self.ghost.toggled.connect(self._ghost_toggled)
         self.addAction(self.ghost.action)
         self.legend = self._legend_overlay(self.scene_view, self._legend_rows())
-        self.scene_view.add_axes(color="#c9d1d9", line_width=2, labels_off=False)
+        self.scene_view.add_axes(color=tone("#c9d1d9"), line_width=2, labels_off=False)
         self.plots = PlotsPanel()
         self.plots.fit_min_height()  # each plot's curves at least PLOT_VIEW_MIN_PX tall
         right = QSplitter(Qt.Vertical)

@@ -26,6 +26,7 @@ from PyQt5.QtWidgets import QAction, QActionGroup, QDockWidget, QLabel, QToolBar
 
 from ...export.timeline import SLOW_HALF_WINDOW_S, slow_flips_map
 from .screen_fit import screen_of
+from ...scene.palette import current as current_palette, translate_text
 from .window_parts import add_action
 
 #: the slow-motion factors offered (times slower around each flip), and the one at first
@@ -44,6 +45,8 @@ CLOCK_STYLE = ("QLabel { background: rgba(22, 25, 30, 200); color: #e6edf3; bord
                f" padding: 10px 18px; font-size: {CLOCK_PX}px; font-weight: bold; }}")
 #: the small hint shown at the foot of the big clock
 LEAVE_HINT = "F11 or Esc: back to the window"
+#: ... and the colour scheme's key (View > Projector colours), naming the scheme it switches to
+COLOURS_HINT = {False: "P: projector colours (light)", True: "P: dark colours"}
 #: the big words across the scene over a run paused at its end
 END_BANNER = "end of run, Space to go on"
 #: pixel size of those words
@@ -90,11 +93,11 @@ class Presentation(QObject):
             group.addAction(a)
             self.factor_actions[x] = a
         self.clock = QLabel(window.scene_view)
-        self.clock.setStyleSheet(CLOCK_STYLE)
+        self.clock.setStyleSheet(translate_text(CLOCK_STYLE))
         self.clock.setAttribute(Qt.WA_TransparentForMouseEvents)
         self.clock.hide()
         self.banner = QLabel(END_BANNER, window.scene_view)
-        self.banner.setStyleSheet(BANNER_STYLE)
+        self.banner.setStyleSheet(translate_text(BANNER_STYLE))
         self.banner.setAttribute(Qt.WA_TransparentForMouseEvents)
         self.banner.hide()
         #: per worker, the run (its run_id) played on past its end while shown, or left ended
@@ -248,7 +251,8 @@ class Presentation(QObject):
         run = run_note(snaps)
         html = "<br>".join(lines)
         notes = "<br>".join(x for x in (small, run) if x) or "&nbsp;"
-        html += f"<div style='font-size:{CLOCK_PX // 3}px; font-weight:normal'>{notes}<br>{LEAVE_HINT}</div>"
+        html += f"<div style='font-size:{CLOCK_PX // 3}px; font-weight:normal'>{notes}<br>{LEAVE_HINT}<br>"
+        html += f"{COLOURS_HINT[current_palette().light]}</div>"
         if self.clock.text() != html:
             self.clock.setText(html)
             self.clock.adjustSize()

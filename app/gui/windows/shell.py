@@ -31,7 +31,9 @@ from ...physics.errors import ParameterError
 from ...scenario import Scenario, load, preset_names
 from ...simulation import MAX_SPEED, MIN_SPEED, SimulationWorker
 from ...views import get_view, view_names
+from ...scene.palette import current as current_palette
 from ..common import settings as keys
+from ..common.colours import switch_scheme
 from ..dialogs.file_dialogs import open_path, save_with_dialog
 from ..common.heap import return_large_blocks
 from .live_view import LivePanes
@@ -311,6 +313,11 @@ class ViewWindow(QMainWindow):
         self.about_action = action(None, "About Tumble", self.show_about, None, "Version, licence, the README")
         self.shortcuts_action = action(None, "Keyboard shortcuts", self.show_shortcuts, "F1",
                                        "Every keyboard shortcut of this window")
+        self.colours_action = action(None, "Projector colours", self._colours_toggled, "P",
+                                     "Dark text and strong colours on white, for a projector in a lit room "
+                                     "(every window, remembered)")
+        self.colours_action.setCheckable(True)
+        self.colours_action.setChecked(current_palette().light)
 
     def _commands(self, *actions) -> list:
         return [a for a in actions if a.isVisible()]
@@ -375,6 +382,7 @@ class ViewWindow(QMainWindow):
         self.view_menu.addSeparator()
         for a in self._commands(self.camera_action) + self._view_actions():
             self.view_menu.addAction(a)
+        self.view_menu.addAction(self.colours_action)
         self.presentation.add_to_menu(self.view_menu)  # F11, slow motion around the flips
         self.help_menu = bar.addMenu("&Help")
         self.help_menu.addAction(self.why_action)
@@ -390,6 +398,19 @@ class ViewWindow(QMainWindow):
             self.restoreState(state)
 
     # ------------------------------------------------------------------ commands (GUI thread)
+
+    def _colours_toggled(self, on: bool) -> None:
+        """View > Projector colours: every open window re-coloured in place (the runs go on)."""
+        switch_scheme("projector" if on else "dark", remember=self.persist)
+
+    def colours_changed(self, target) -> None:
+        """The colour scheme is now ``target`` (:func:`~app.gui.common.colours.switch_scheme`): the
+        menu entry says so, the scene is drawn again."""
+        self.colours_action.blockSignals(True)
+        self.colours_action.setChecked(target.light)
+        self.colours_action.blockSignals(False)
+        self.presentation.refresh_clock()
+        self.drawn_serials = ()  # every pane posed and rendered on the next frame
 
     def _start_workers(self) -> None:
         """Start every simulation thread, back to back, once (GUI thread)."""

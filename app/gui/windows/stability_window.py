@@ -37,6 +37,7 @@ from PyQt5.QtWidgets import (
     QWidget,
 )
 
+from ...scene.palette import tone
 from ...scenario import Scenario
 from ...scene.style import L_COLOR, OMEGA_COLOR, TRAIL_COLOR
 from ...scene.body_scene import trail_label
@@ -122,7 +123,7 @@ class StabilityWindow(ViewWindow):
         lay.addWidget(self.info)
         self.scene_view = self.gl_view(300, 300)
         self.build_view_scene({"body": self.scene_view}, stored)
-        self.scene_view.add_axes(color="#c9d1d9", line_width=2, labels_off=False)
+        self.scene_view.add_axes(color=tone("#c9d1d9"), line_width=2, labels_off=False)
         self.spin_label = overlay_label(self.scene_view)
         self.set_central(left, self.scene_view, (900, 540))
 
@@ -147,16 +148,16 @@ class StabilityWindow(ViewWindow):
                                         width=16, colorMapMenu=False)
         self.colorbar.setImageItem(self.image, insert_in=plot)
         self.image.setLevels((0, 180))
-        self.pending_text = pg.TextItem("computing the stability map…", color="#c9d1d9", anchor=(0.5, 0.5))
+        self.pending_text = pg.TextItem("computing the stability map…", color=tone("#c9d1d9"), anchor=(0.5, 0.5))
         self.pending_text.setPos(0, 45)
         plot.addItem(self.pending_text)
         # omega's track (the spin running beside the map), the point chosen, the axes
-        self.track = pg.PlotDataItem(pen=pg.mkPen(TRACK_COLOR, width=1.6), connect="finite")
+        self.track = pg.PlotDataItem(pen=pg.mkPen(tone(TRACK_COLOR), width=1.6), connect="finite")
         plot.addItem(self.track)
-        self.track_head = pg.ScatterPlotItem(size=9, pen=pg.mkPen("#000000", width=1), brush=pg.mkBrush(TRACK_COLOR))
+        self.track_head = pg.ScatterPlotItem(size=9, pen=pg.mkPen("#000000", width=1), brush=pg.mkBrush(tone(TRACK_COLOR)))
         plot.addItem(self.track_head)
-        self.choice_marker = pg.ScatterPlotItem(size=22, symbol="+", pen=pg.mkPen(TRACK_COLOR, width=3),
-                                                brush=pg.mkBrush(TRACK_COLOR))
+        self.choice_marker = pg.ScatterPlotItem(size=22, symbol="+", pen=pg.mkPen(tone(TRACK_COLOR), width=3),
+                                                brush=pg.mkBrush(tone(TRACK_COLOR)))
         plot.addItem(self.choice_marker)
         self.axis_places = add_axis_markers(plot, self.axes, self.frame, self.axis_labels)
         plot.scene().sigMouseClicked.connect(self._map_clicked)
@@ -285,7 +286,7 @@ class StabilityWindow(ViewWindow):
         wander = self.result.smap.axis_wander() if self.result is not None else None
         for k, label in enumerate(self.axis_labels):
             name, _, verdict = label.partition(": ")
-            colour = "#ff7b72" if verdict.startswith("unstable") else "#7ee787"
+            colour = tone("#ff7b72") if verdict.startswith("unstable") else tone("#7ee787")
             w = "" if wander is None else f", wanders {math.degrees(wander[k]):.0f}°"
             rows.append(f"{name} axis (I{k + 1} = {self.moments[k]:.4g} kg m²): "
                         f"<b style='color:{colour}'>{verdict}</b>{w}")
@@ -401,8 +402,8 @@ class StabilityWindow(ViewWindow):
         self.spin_label.setText(
             f"<b>{sc.name}</b><br>ω₀ = ({w_text}) rad/s, body frame<br>"
             f"map point: longitude {fixed(lon, 1)}°, latitude {fixed(lat, 1)}°<br>"
-            f"<span style='color:{OMEGA_COLOR}'>■</span> ω &nbsp; <span style='color:{L_COLOR}'>■</span> L "
-            f"&nbsp; <span style='color:{TRAIL_COLOR}'>■</span> {trail_label(sc.rigid_body)}")
+            f"<span style='color:{tone(OMEGA_COLOR)}'>■</span> ω &nbsp; <span style='color:{tone(L_COLOR)}'>■</span> L "
+            f"&nbsp; <span style='color:{tone(TRAIL_COLOR)}'>■</span> {trail_label(sc.rigid_body)}")
         self.spin_label.adjustSize()
 
     def _pane_posed(self, name: str) -> None:

@@ -12,6 +12,7 @@ from PyQt5.QtWidgets import QAction, QCheckBox, QLabel, QSlider, QToolButton
 
 from ...atomic import atomic_path
 from ...simulation import MAX_SPEED, MIN_SPEED
+from ...scene.palette import tone, translate_text
 from ..common.theme import ERROR_TEXT, MUTED_TEXT
 
 #: speed slider: ticks per decade (log scale from MIN_SPEED to MAX_SPEED)
@@ -186,7 +187,7 @@ def add_status_labels(window, tips) -> tuple[dict, QLabel]:
 
 def legend_html(rows) -> str:
     """A colour key as rich text: a coloured square and the text of each ``(text, colour)``."""
-    cells = "".join(f"<tr><td style='color:{color}'>■</td><td>&nbsp;{text}</td></tr>" for text, color in rows)
+    cells = "".join(f"<tr><td style='color:{tone(color)}'>■</td><td>&nbsp;{text}</td></tr>" for text, color in rows)
     return f"<table cellspacing='0' cellpadding='1'>{cells}</table>"
 
 
@@ -194,7 +195,7 @@ def overlay_label(parent, html: str = "") -> QLabel:
     """A translucent rich-text label in the top left corner of ``parent`` (a 3D view):
     crisp text at no render cost, and clicks go through to the view."""
     label = QLabel(html, parent)
-    label.setStyleSheet(OVERLAY_STYLE)
+    label.setStyleSheet(translate_text(OVERLAY_STYLE))  # in the scheme in use
     label.setAttribute(Qt.WA_TransparentForMouseEvents)
     label.setTextFormat(Qt.RichText)
     label.move(8, 8)
