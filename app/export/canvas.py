@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 
-from ..scene.style import BACKGROUND, TEXT_COLOR, use_font_file
+from ..scene.style import BACKGROUND, TEXT_COLOR, tone, use_font_file
 
 #: overlay text height as a fraction of the frame height (pixels of font per pixel of frame)
 TEXT_FRACTION = 0.028
@@ -267,7 +267,7 @@ class Canvas:
         actor.SetPosition(*position)
         prop = actor.GetTextProperty()
         prop.SetFontSize(int(size))
-        prop.SetColor(pv.Color(color).float_rgb)
+        prop.SetColor(pv.Color(tone(color)).float_rgb)
         use_font_file(prop)
         self.plotter.renderers[pane].AddViewProp(actor)
         return actor
@@ -278,7 +278,7 @@ class Canvas:
         import pyvista as pv
 
         line = round(1.3 * size)
-        back = pv.Color(BACKGROUND).float_rgb
+        back = pv.Color(tone(BACKGROUND)).float_rgb
         for i, (label, color) in enumerate(rows):
             y = self.height - margin - (i + 1) * line if bottom is None else bottom + (len(rows) - 1 - i) * line
             swatch = self._text(SWATCH, (margin, y), size, color)

@@ -313,17 +313,17 @@ def arrow_arrays(direction, length: float) -> dict:
 
 def axes_arrays(length: float) -> dict:
     """The body's x, y, z axes as three coloured segments (glTF LINES), as in the window."""
-    from ..scene.style import AXIS_COLORS
+    from ..scene.style import AXIS_COLORS, tone
 
     points = np.array([[-1, 0, 0], [1, 0, 0], [0, -1, 0], [0, 1, 0], [0, 0, -1], [0, 0, 1]], float) * length
-    colors = srgb_to_linear(np.repeat(np.asarray(AXIS_COLORS, dtype=float), 2, axis=0))
+    colors = srgb_to_linear(np.repeat(np.asarray([tone(c) for c in AXIS_COLORS], dtype=float), 2, axis=0))
     return {"POSITION": points, "COLOR_0": colors, "mode": 1}
 
 
 def build_glb(scenario, samples: Samples, keys: Keys, extras: dict | None = None) -> bytes:
     """The .glb of a run: root (Z-up to Y-up) > body (mesh, axes; animated) and the L arrow."""
     from ..scene.meshes import body_mesh
-    from ..scene.style import L_COLOR
+    from ..scene.style import L_COLOR, tone
 
     from .. import __version__
 
@@ -351,7 +351,7 @@ def build_glb(scenario, samples: Samples, keys: Keys, extras: dict | None = None
     arrow_node = None
     if not scenario.applied_loads.has_torque and np.linalg.norm(samples.L) > 0:
         arrow_material = b.add("materials", {"name": "L angular momentum", "pbrMetallicRoughness": {
-            "baseColorFactor": [*map(float, srgb_to_linear(hex_rgb(L_COLOR))), 1.0], "metallicFactor": 0.0,
+            "baseColorFactor": [*map(float, srgb_to_linear(hex_rgb(tone(L_COLOR)))), 1.0], "metallicFactor": 0.0,
             "roughnessFactor": 0.6}})
         arrow_mesh = b.add("meshes", {"name": "L arrow", "primitives": [
             _primitive(b, arrow_arrays(samples.L, L_ARROW_RADII * radius), arrow_material)]})

@@ -36,7 +36,10 @@ def _resource(parts) -> str:
 
 
 def _template() -> str:
-    return resources.files(__package__).joinpath("viewer_page.html").read_text(encoding="utf-8")
+    from ..scene.palette import translate_text
+
+    # written in the dark scheme's colours: drawn in the scheme in use
+    return translate_text(resources.files(__package__).joinpath("viewer_page.html").read_text(encoding="utf-8"))
 
 
 def _script_safe(text: str) -> str:
@@ -93,7 +96,7 @@ def page_data(scenario, plan, samples, keys) -> dict:
     from ..scene.body_scene import (CAMERA_DIRECTION, FRAMED_RADII, GRID_DEPTH, GRID_HALF_CELLS, TRAIL_TIP, VIEW_ANGLE,
                                     view_direction)
     from ..scene.meshes import nice_spacing
-    from ..scene.style import BACKGROUND, GRID_COLOR, TRAIL_COLOR
+    from ..scene.style import BACKGROUND, GRID_COLOR, TRAIL_COLOR, tone
     from .timeline import TRAIL_SECONDS
 
     body = scenario.rigid_body
@@ -119,6 +122,6 @@ def page_data(scenario, plan, samples, keys) -> dict:
         "trailT": [round(float(x), 6) for x in samples.t[picked]],
         "centre": [float(x) for x in samples.c[0]], "gridSpacing": nice_spacing(r), "gridHalfCells": GRID_HALF_CELLS,
         "gridDepth": GRID_DEPTH * r, "view": [float(x) for x in view], "framedRadii": FRAMED_RADII,
-        "viewAngle": VIEW_ANGLE, "background": BACKGROUND, "grid": GRID_COLOR, "trail": TRAIL_COLOR,
+        "viewAngle": VIEW_ANGLE, "background": tone(BACKGROUND), "grid": tone(GRID_COLOR), "trail": tone(TRAIL_COLOR),
         "keys": int(len(keys.rotation)), "keyError": keys.rotation_error,
     }

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..scene.style import BACKGROUND, GRID_COLOR, TEXT_COLOR
+from ..scene.style import BACKGROUND, GRID_COLOR, TEXT_COLOR, tone
 from ..views.plots import (FLIP_COLOR, MAIN_PLOTS, TIME_UNIT, PlotSpec, curve_values, power_of_ten,
                            row_title, value_range)
 
@@ -94,7 +94,7 @@ class PlotPanel:
             left = max(left, t0)
         self._times = [s["t"] for s in spans]
         fs = max(7.0, FONT_FRACTION * self.height * 72 / DPI)
-        fig = Figure(figsize=(self.width / DPI, self.height / DPI), dpi=DPI, facecolor=BACKGROUND)
+        fig = Figure(figsize=(self.width / DPI, self.height / DPI), dpi=DPI, facecolor=tone(BACKGROUND))
         self.canvas = FigureCanvasAgg(fig)
         axes = np.atleast_1d(fig.subplots(len(spec.rows), 1, sharex=True))
 
@@ -116,12 +116,12 @@ class PlotPanel:
             exponent = 0 if row_log else power_of_ten(*values)
             values = [v * 10.0 ** -exponent for v in values]
             _style(ax, fs)
-            titles.append(ax.set_title(row_title(row, exponent, row_log, short=True), color=TEXT_COLOR,
+            titles.append(ax.set_title(row_title(row, exponent, row_log, short=True), color=tone(TEXT_COLOR),
                                        fontsize=fs, loc="left", pad=TITLE_PAD))
             ax.set_ylim(*value_range(*values, pad=Y_MARGIN))
             ax.set_xlim(left, max(t_end, left + MIN_AXIS_SPAN))
             for c, y in zip(row.curves, values):
-                (curve,) = ax.plot([], [], color=c.color, linewidth=LINE_WIDTH * c.width / 1.5, label=label(c),
+                (curve,) = ax.plot([], [], color=tone(c.color), linewidth=LINE_WIDTH * c.width / 1.5, label=label(c),
                                    linestyle="--" if c.dashed else "-", animated=True, solid_joinstyle="round")
                 self.lines.append((i, c, curve, y))
             if row.markers:
@@ -132,7 +132,7 @@ class PlotPanel:
             handles, labels = axes[0].get_legend_handles_labels()
             _key(fig.legend(handles, labels, loc="upper left", bbox_to_anchor=(0.2, 1.0), fontsize=fs * 0.85,
                             frameon=False, ncol=1, handlelength=1.2, borderaxespad=0.3), [c for _, c in keys[0]])
-        axes[-1].set_xlabel(f"{spec.time_title} ({TIME_UNIT})", color=TEXT_COLOR, fontsize=fs)
+        axes[-1].set_xlabel(f"{spec.time_title} ({TIME_UNIT})", color=tone(TEXT_COLOR), fontsize=fs)
         self.canvas.draw()
         up = 0  # lines the titles go up
         if not shared_key and _too_wide(axes, self.canvas.get_renderer()):
@@ -146,7 +146,7 @@ class PlotPanel:
         if up:
             _layout(fig, len(spec.rows), line, TITLE_LINES + up, key_lines)
             for ax, title in zip(axes, titles):
-                ax.set_title(title.get_text(), color=TEXT_COLOR, fontsize=fs, loc="left", pad=TITLE_PAD + up * 1.3 * fs)
+                ax.set_title(title.get_text(), color=tone(TEXT_COLOR), fontsize=fs, loc="left", pad=TITLE_PAD + up * 1.3 * fs)
             self.canvas.draw()
         self.titles = titles  # the rows' title texts
         self._background = self.canvas.copy_from_bbox(fig.bbox)
@@ -159,7 +159,7 @@ class PlotPanel:
         lo, hi = ax.get_ylim()
         xs = np.repeat(flips, 3)
         ys = np.tile([lo, hi, np.nan], len(flips))
-        (marks,) = ax.plot([], [], color=FLIP_COLOR, linewidth=0.8, linestyle=":", label="flip", animated=True)
+        (marks,) = ax.plot([], [], color=tone(FLIP_COLOR), linewidth=0.8, linestyle=":", label="flip", animated=True)
         self._markers.append((ax, marks, flips, xs, ys))
 
     def render(self, t, out: np.ndarray | None = None) -> np.ndarray:
@@ -226,11 +226,11 @@ def _crowded(axes, titles, renderer) -> bool:
 def _style(ax, fs: float) -> None:
     """Dark background, grid and tick labels in the scene's colours; plain numbers (the power
     of ten is in the title)."""
-    ax.set_facecolor(BACKGROUND)
+    ax.set_facecolor(tone(BACKGROUND))
     for spine in ax.spines.values():
-        spine.set_color(GRID_COLOR)
-    ax.tick_params(colors=TEXT_COLOR, labelsize=fs * 0.9, length=3)
-    ax.grid(True, color=GRID_COLOR, linewidth=0.6, alpha=0.7)
+        spine.set_color(tone(GRID_COLOR))
+    ax.tick_params(colors=tone(TEXT_COLOR), labelsize=fs * 0.9, length=3)
+    ax.grid(True, color=tone(GRID_COLOR), linewidth=0.6, alpha=0.7)
     ax.ticklabel_format(axis="both", style="plain", useOffset=False)
 
 
@@ -238,4 +238,4 @@ def _key(legend, colors) -> None:
     """Colour a legend's texts: one colour for all, or one an entry."""
     texts = legend.get_texts()
     for text, color in zip(texts, [colors] * len(texts) if isinstance(colors, str) else colors):
-        text.set_color(color)
+        text.set_color(tone(color))

@@ -118,7 +118,7 @@ PROJECTOR = Palette("projector", True, {
 SCHEMES = {p.name: p for p in (DARK, PROJECTOR)}
 
 #: colours drawn in the dark scheme that are no role's own value but mean one (older literals)
-ALIASES = {"#e5534b": "axis_x", "#57ab5a": "axis_y", "#539bf5": "axis_z", "#c69026": "trail",
+ALIASES = {"#4d94f2": "axis_z", "#e5534b": "axis_x", "#57ab5a": "axis_y", "#539bf5": "axis_z", "#c69026": "trail",
            "#8aa0b8": "ellipsoid", "#5b6b80": "ellipsoid_wire", "#e6edf3": "overlay_text"}
 
 _current = [DARK]

@@ -245,7 +245,7 @@ class CurvesPicture:
 
         from ..engines.plot import ERROR_FLOOR
         from ..scene.engines import ENGINE_COLORS
-        from ..scene.style import BACKGROUND, GRID_COLOR, TEXT_COLOR
+        from ..scene.style import BACKGROUND, GRID_COLOR, TEXT_COLOR, tone
 
         dpi = 100
         fs = max(6.5, 0.02 * self.height * 72 / dpi)
@@ -268,7 +268,7 @@ class CurvesPicture:
                          va="center", transform=axes[0].transAxes)
         else:
             ref = audit.reference
-            for run, color in zip(audit.runs, ENGINE_COLORS):
+            for run, color in zip(audit.runs, map(tone, ENGINE_COLORS)):  # the scheme in use
                 t = run.trajectory.t
                 axes[0].plot(t, np.log10(np.maximum(run.series["orientation_error"], ERROR_FLOOR)), color=color, lw=1)
                 if run.series["omega2"] is not None:

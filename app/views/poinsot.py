@@ -67,7 +67,7 @@ class PoinsotView(ViewScene):
     def _export_family_title(self) -> None:
         """The family pane framed for its narrow shape and titled at the export's text size
         (as large as the overlay text, or as fits across the pane)."""
-        from ..scene.style import TEXT_COLOR, use_font_file
+        from ..scene.style import TEXT_COLOR, tone, use_font_file
 
         family = self.scenes["family"]
         plotter = family.plotter
@@ -77,7 +77,7 @@ class PoinsotView(ViewScene):
         margin = max(4, round(0.7 * self._text_px))
         fits = int((width - 2 * margin) / (GLYPH_WIDTH * max(len(line) for line in family.title.split("\n"))))
         size = max(9, min(self._text_px, fits))
-        label = plotter.add_text(family.title, position=(margin, h - margin), font_size=size, color=TEXT_COLOR,
+        label = plotter.add_text(family.title, position=(margin, h - margin), font_size=size, color=tone(TEXT_COLOR),
                                  name="polhode-title")
         prop = label.GetTextProperty()
         prop.SetFontSize(size)

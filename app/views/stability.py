@@ -130,14 +130,14 @@ class MapPicture:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
 
-        from ..scene.style import BACKGROUND, GRID_COLOR, OMEGA_COLOR, TEXT_COLOR
+        from ..scene.style import BACKGROUND, GRID_COLOR, OMEGA_COLOR, TEXT_COLOR, tone
         from ..simulation.stability import map_grid
 
         self.view = view
         self.width, self.height = (int(v) for v in size)
         dpi = 100
         fs = max(6.5, 0.022 * self.height * 72 / dpi)
-        fig = Figure(figsize=(self.width / dpi, self.height / dpi), dpi=dpi, facecolor=BACKGROUND)
+        fig = Figure(figsize=(self.width / dpi, self.height / dpi), dpi=dpi, facecolor=tone(BACKGROUND))
         self.canvas = FigureCanvasAgg(fig)
         ax = fig.add_axes((0.1, 0.14, 0.86, 0.74))
         lon_edges, lat_edges, grid = map_grid(smap)
@@ -158,19 +158,19 @@ class MapPicture:
         ax.set_ylim(-90, 90)
         ax.set_xticks(np.arange(-180, 181, 90))
         ax.set_yticks(np.arange(-90, 91, 45))
-        ax.tick_params(colors=TEXT_COLOR, labelsize=fs * 0.9, length=3)
+        ax.tick_params(colors=tone(TEXT_COLOR), labelsize=fs * 0.9, length=3)
         for spine in ax.spines.values():
-            spine.set_color(GRID_COLOR)
-        ax.set_xlabel("longitude of the spin axis (deg)", color=TEXT_COLOR, fontsize=fs)
-        ax.set_ylabel("latitude (deg)", color=TEXT_COLOR, fontsize=fs)
+            spine.set_color(tone(GRID_COLOR))
+        ax.set_xlabel("longitude of the spin axis (deg)", color=tone(TEXT_COLOR), fontsize=fs)
+        ax.set_ylabel("latitude (deg)", color=tone(TEXT_COLOR), fontsize=fs)
         # a degree of latitude up to MAP_STRETCH times a degree of longitude: the map fills a tall
         # pane (equal degrees left it a strip across the middle of the export's half of the frame)
         box_w, box_h = 0.86 * self.width, 0.74 * self.height
         ax.set_aspect(min(MAP_STRETCH, max(1.0, 2.0 * box_h / box_w)), anchor="C")
         ax.set_title(f"wander of ω: 0° dark, 180° light\n{len(smap.wander)} spins over {smap.duration:g} s each",
-                     color=TEXT_COLOR, fontsize=fs, loc="left")
-        (self._line,) = ax.plot([], [], color=TRACK_COLOR, linewidth=1.4, animated=True)
-        (self._head,) = ax.plot([], [], "o", color=OMEGA_COLOR, ms=fs * 0.8, animated=True)
+                     color=tone(TEXT_COLOR), fontsize=fs, loc="left")
+        (self._line,) = ax.plot([], [], color=tone(TRACK_COLOR), linewidth=1.4, animated=True)
+        (self._head,) = ax.plot([], [], "o", color=tone(OMEGA_COLOR), ms=fs * 0.8, animated=True)
         self._ax = ax
         self.canvas.draw()
         self._background = self.canvas.copy_from_bbox(fig.bbox)
