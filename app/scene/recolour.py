@@ -37,11 +37,24 @@ def _recolour_array(data, source: Palette, target: Palette) -> bool:
     return True
 
 
+def _drawn_data(mapper):
+    """(the algorithm feeding ``mapper``, the polydata it reads: pyvista puts an active-scalars
+    filter between the mesh and the mapper), or (None, None)."""
+    import pyvista as pv
+
+    if mapper is None or not hasattr(mapper, "GetNumberOfInputConnections") or not mapper.GetNumberOfInputConnections(0):
+        return None, None
+    producer = mapper.GetInputConnection(0, 0).GetProducer()
+    if producer.GetNumberOfInputPorts() and producer.GetNumberOfInputConnections(0):
+        data = producer.GetInputDataObject(0, 0)
+    else:
+        data = producer.GetOutputDataObject(0)
+    return (producer, pv.wrap(data)) if data is not None and data.IsA("vtkPolyData") else (None, None)
+
+
 def recolour_plotter(plotter, source: Palette, target: Palette) -> None:
     """Re-colour every renderer of ``plotter`` (background, actors, texts) from ``source``'s scheme
     to ``target``'s, without rebuilding anything."""
-    import pyvista as pv
-
     for renderer in plotter.renderers:
         for get, put in ((renderer.GetBackground, renderer.SetBackground),
                          (renderer.GetBackground2, renderer.SetBackground2)):
@@ -74,9 +87,9 @@ def recolour_plotter(plotter, source: Palette, target: Palette) -> None:
                 if swapped is not None:
                     p.SetColor(*swapped)
             mapper = prop.GetMapper() if hasattr(prop, "GetMapper") else None
-            data = mapper.GetInput() if mapper is not None and hasattr(mapper, "GetInput") else None
+            producer, data = _drawn_data(mapper)
             # lines coloured by cell (the body axes); a surface's colours are the body's own
-            if data is not None and hasattr(data, "GetNumberOfPolys") and data.GetNumberOfPolys() == 0:
-                mesh = pv.wrap(data)
-                if _recolour_array(mesh.cell_data, source, target) | _recolour_array(mesh.point_data, source, target):
-                    mapper.Modified()
+            if data is not None and data.GetNumberOfPolys() == 0:
+                if _recolour_array(data.cell_data, source, target) | _recolour_array(data.point_data, source, target):
+                    data.Modified()
+                    producer.Modified()

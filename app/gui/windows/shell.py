@@ -399,9 +399,9 @@ class ViewWindow(QMainWindow):
 
     # ------------------------------------------------------------------ commands (GUI thread)
 
-    def _colours_toggled(self, on: bool) -> None:
-        """View > Projector colours: every open window re-coloured in place (the runs go on)."""
-        switch_scheme("projector" if on else "dark", remember=self.persist)
+    def _colours_toggled(self) -> None:
+        """View > Projector colours (checked or not): every open window re-coloured in place (the runs go on)."""
+        switch_scheme("projector" if self.colours_action.isChecked() else "dark", remember=self.persist)
 
     def colours_changed(self, target) -> None:
         """The colour scheme is now ``target`` (:func:`~app.gui.common.colours.switch_scheme`): the
