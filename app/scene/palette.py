@@ -82,7 +82,7 @@ ROLES = {
     "engine_3": ("engines view: the third engine", "background", "line"),
     "engine_4": ("engines view: the fourth engine", "background", "line"),
     "track": ("the stability map's track", "background", "line"),
-    "ellipsoid": ("Poinsot's and the polhode's ellipsoids (surfaces)", None, None),
+    "ellipsoid": ("Poinsot's and the polhode's ellipsoids (surfaces; a key entry)", "background", "line"),
     "ellipsoid_wire": ("the ellipsoids' wireframe", None, None),
     "plane": ("the invariable plane (a surface)", None, None),
     "family": ("the polhode family's curves", "background", "line"),
@@ -105,14 +105,14 @@ DARK = Palette("dark", False, {
 
 PROJECTOR = Palette("projector", True, {
     "background": "#ffffff", "background_top": "#e9eef5", "text": "#14181d", "muted_text": "#4f5863",
-    "error_text": "#c0111f", "ok_text": "#0f6b2b", "window": "#f4f5f7", "base": "#ffffff", "button": "#e3e6ea",
-    "highlight": "#0a5cc2", "frame": "#9aa3ad", "overlay": "#ffffff", "overlay_text": "#14181d",
+    "error_text": "#c0111f", "ok_text": "#0f6b2b", "window": "#f4f5f7", "base": "#fefefe", "button": "#e3e6ea",
+    "highlight": "#0a5cc2", "frame": "#9aa3ad", "overlay": "#ffffff", "overlay_text": "#101317",
     "banner_text": "#8a3b00", "grid": "#6a7480",
     "axis_x": "#c62828", "axis_y": "#1b7a2e", "axis_z": "#1558b8",
     "omega": "#b34700", "momentum": "#7b1fa2", "trail": "#00727d", "path": "#4f5863", "kick": "#c0111f",
-    "ghost": "#62738a", "side_a": "#0a5cc2", "side_b": "#b34700", "engine_3": "#1b7a2e", "engine_4": "#7b1fa2",
-    "track": "#00727d", "ellipsoid": "#5b86c0", "ellipsoid_wire": "#3f5670", "plane": "#c9d3df",
-    "family": "#3f5670", "centre": "#14181d", "plane_key": "#3f5670", "excluded": "#6b7280",
+    "ghost": "#62738a", "side_a": "#0550ae", "side_b": "#a33c00", "engine_3": "#116329", "engine_4": "#6639ba",
+    "track": "#00677a", "ellipsoid": "#3f6ea8", "ellipsoid_wire": "#3f5670", "plane": "#c9d3df",
+    "family": "#3c5a78", "centre": "#101317", "plane_key": "#455d75", "excluded": "#6b7280",
 })
 
 SCHEMES = {p.name: p for p in (DARK, PROJECTOR)}

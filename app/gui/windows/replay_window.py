@@ -15,6 +15,8 @@ from PyQt5.QtWidgets import (QCheckBox, QComboBox, QHBoxLayout, QLabel, QMainWin
                              QSplitter, QVBoxLayout, QWidget)
 from pyvistaqt import QtInteractor
 
+from ...scene.palette import current as current_palette
+from ..common.colours import switch_scheme
 from ...export.replay import replay_scenario, replay_title, window_timelines
 from ...throws.fitting.replay import DEFAULT_SPEED
 from ...views.replay import spec as replay_spec
@@ -120,6 +122,12 @@ class ReplayWindow(QMainWindow):
         self.loop = QCheckBox("Loop")
         self.loop.setChecked(True)
         bar.addWidget(self.loop)
+        self.colours_box = QCheckBox("Projector colours")
+        self.colours_box.setToolTip("Dark text and strong colours on white, for a projector in a lit room "
+                                    "(every window, remembered)")
+        self.colours_box.setChecked(current_palette().light)
+        self.colours_box.toggled.connect(lambda on: switch_scheme("projector" if on else "dark"))
+        bar.addWidget(self.colours_box)
         self.slider = QSlider(Qt.Horizontal)
         self.slider.setRange(0, SLIDER_TICKS)
         self.slider.setToolTip("time since the release")
@@ -136,6 +144,13 @@ class ReplayWindow(QMainWindow):
         self.screen_fitter = ScreenFitter(self)
         self.screen_fitter.wanted = QSize(*DEFAULT_SIZE)
         place_window(self, DEFAULT_SIZE)
+
+    def colours_changed(self, target) -> None:
+        """The colour scheme is now ``target``: the box says so, the scene is drawn again."""
+        self.colours_box.blockSignals(True)
+        self.colours_box.setChecked(target.light)
+        self.colours_box.blockSignals(False)
+        self.plotter.render()
 
     # ------------------------------------------------------------------ playing
 
