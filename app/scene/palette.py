@@ -84,6 +84,8 @@ ROLES = {
     "track": ("the stability map's track", "background", "line"),
     "ellipsoid": ("Poinsot's and the polhode's ellipsoids (surfaces; a key entry)", "background", "line"),
     "ellipsoid_wire": ("the ellipsoids' wireframe", None, None),
+    "polhode_surface": ("the polhode view's ellipsoid (a translucent surface under the curves)", None, None),
+    "polhode_wire": ("the polhode view's wireframe", None, None),
     "plane": ("the invariable plane (a surface)", None, None),
     "family": ("the polhode family's curves", "background", "line"),
     "centre": ("Poinsot's centre marker", "background", "line"),
@@ -101,6 +103,7 @@ DARK = Palette("dark", False, {
     "ghost": "#dfe9f5", "side_a": "#58a6ff", "side_b": "#f0883e", "engine_3": "#3fb950", "engine_4": "#d2a8ff",
     "track": "#4dd0e1", "ellipsoid": "#7aa2d6", "ellipsoid_wire": "#7f93ab", "plane": "#3b4757",
     "family": "#9aabc2", "centre": "#e6edf3", "plane_key": "#8796a8", "excluded": "#9aa0a6",
+    "polhode_surface": "#8aa0b8", "polhode_wire": "#5b6b80",
 })
 
 PROJECTOR = Palette("projector", True, {
@@ -113,13 +116,14 @@ PROJECTOR = Palette("projector", True, {
     "ghost": "#62738a", "side_a": "#0550ae", "side_b": "#a33c00", "engine_3": "#116329", "engine_4": "#6639ba",
     "track": "#00677a", "ellipsoid": "#3f6ea8", "ellipsoid_wire": "#3f5670", "plane": "#c9d3df",
     "family": "#3c5a78", "centre": "#101317", "plane_key": "#455d75", "excluded": "#6b7280",
+    "polhode_surface": "#d3deeb", "polhode_wire": "#93a4b8",
 })
 
 SCHEMES = {p.name: p for p in (DARK, PROJECTOR)}
 
 #: colours drawn in the dark scheme that are no role's own value but mean one (older literals)
 ALIASES = {"#4d94f2": "axis_z", "#e5534b": "axis_x", "#57ab5a": "axis_y", "#539bf5": "axis_z", "#c69026": "trail",
-           "#8aa0b8": "ellipsoid", "#5b6b80": "ellipsoid_wire", "#e6edf3": "overlay_text"}
+           "#e6edf3": "overlay_text"}
 
 _current = [DARK]
 #: whether :func:`use` chose the scheme in this process (a command line's --colours): the
