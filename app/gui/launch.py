@@ -61,12 +61,9 @@ def qt_application():
         app.setOrganizationName(settings.ORGANIZATION)
         app.setApplicationName(settings.APPLICATION)
         app.setApplicationDisplayName("Tumble")
-        from ..scene import palette
+        from .common.colours import startup_scheme
 
-        if not palette.chosen():  # no --colours: the scheme chosen last time
-            from .common.colours import remembered_scheme
-
-            palette.use(remembered_scheme())
+        startup_scheme()  # --colours, else the scheme chosen last time
         apply_theme(app)
     return app
 

@@ -76,7 +76,7 @@ ROLES = {
     "trail": ("the trail, the intermediate axis' tip, the flip markers", "background", "line"),
     "path": ("the path of the centre of mass", "background", "line"),
     "kick": ("the kick markers, the herpolhode, the separatrix", "background", "line"),
-    "ghost": ("the exact ghost body (translucent)", None, None),
+    "ghost": ("the exact ghost (a translucent body, its wireframe, its plot curve)", "background", "line"),
     "side_a": ("compare view: side A", "background", "line"),
     "side_b": ("compare view: side B", "background", "line"),
     "engine_3": ("engines view: the third engine", "background", "line"),

@@ -28,6 +28,14 @@ def remembered_scheme() -> str:
         return palette.DEFAULT_SCHEME
 
 
+def startup_scheme() -> str:
+    """The scheme a new application starts in: the one chosen in this process (``--colours``), else
+    the remembered one (made the one in use). Returns its name."""
+    if not palette.chosen():
+        palette.use(remembered_scheme())
+    return palette.current().name
+
+
 def remember_scheme(name: str) -> None:
     """Store ``name`` as the scheme of the next start."""
     keys.open_settings().setValue(keys.COLOURS, palette.check_scheme(name))
