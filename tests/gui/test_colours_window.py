@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 from conftest import WAIT_MS, tumble
 
+from PyQt5.QtWidgets import QLabel
+
 from tumble.scene import palette
 from tumble.scene.palette import DARK, PROJECTOR
 
@@ -189,3 +191,27 @@ def test_the_flag_wins_over_the_remembered_scheme(private_settings, tmp_path, fl
     scene = image[int(0.15 * height):int(0.6 * height), int(0.35 * width):int(0.65 * width)].reshape(-1, 3)
     assert _flat_share(scene, drawn.background) > 0.5
     assert remembered_scheme() == "projector"
+
+
+@pytest.mark.parametrize("view", ["poinsot", "compare", "stability"])
+def test_every_view_window_switches_in_place(open_view, qtbot, view):
+    """Each view's window has the menu entry, and every 3D pane and plot of it turns light, the
+    key's colours with them."""
+    from pyqtgraph import GraphicsView
+    from pyvistaqt import QtInteractor
+
+    options = {"directions": 200, "duration": 2.0} if view == "stability" else {}
+    window = open_view("t-handle", view=view, **options)
+    assert window.colours_action in window.view_menu.actions()
+    window.colours_action.trigger()
+
+    def light() -> bool:
+        panes = window.findChildren(QtInteractor)
+        plots = window.findChildren(GraphicsView)
+        return (all(palette.hex_of(p.renderer.GetBackground()) == PROJECTOR.background for p in panes)
+                and all(p.backgroundBrush().color().name() == PROJECTOR.background for p in plots)
+                and window.palette().window().color().name() == PROJECTOR.window)
+
+    qtbot.waitUntil(light, timeout=WAIT_MS)
+    for label in window.findChildren(QLabel):
+        assert not any(c in label.text() for c in (DARK.axis_x, DARK.omega, DARK.momentum, DARK.trail)), label.text()

@@ -86,7 +86,7 @@ def recolour_graphics(view, source: Palette, target: Palette) -> None:
             item.setText(translate_text(item.text, source, target))
         elif isinstance(item, pg.TextItem):
             html = item.textItem.toHtml()
-            colour = _colour(item.color, source, target)
+            colour = _colour(item.textItem.defaultTextColor(), source, target)
             if colour is not None:
                 item.setColor(colour)
             if "#" in html:
