@@ -134,7 +134,7 @@ class FlightsTable(QTableWidget):
         self.clearContents()
         self.setRowCount(len(rows))
         self.rows = list(rows)
-        grey = QBrush(QColor(MUTED_TEXT))
+        grey = QBrush(QColor(str(MUTED_TEXT)))  # the scheme in use
         for i, row in enumerate(rows):
             use = QTableWidgetItem()
             use.setFlags(Qt.ItemIsUserCheckable | Qt.ItemIsEnabled | Qt.ItemIsSelectable)

@@ -137,7 +137,7 @@ class CompareWindow(ViewWindow):
         self.integrator_combos, self.dt_fields = [], []
         for side, sc, color in zip(SIDES, pair, SIDE_COLORS):
             tb.addSeparator()
-            tag = QLabel(f" <b style='color:{color}'>{side}</b> ")
+            tag = QLabel(f" <b style='color:{tone(color)}'>{side}</b> ")
             tb.addWidget(tag)
             combo = QComboBox()
             for k, name in enumerate(INTEGRATORS):
@@ -262,7 +262,7 @@ class CompareWindow(ViewWindow):
         lab["flips"].setText(f"flips {a.flips} / {b.flips}")
         parts = []
         for side, color, snap in zip(SIDES, SIDE_COLORS, snaps):
-            parts.append(f"<span style='color:{color}'><b>{side}</b></span> ΔE/E₀ {snap.E_drift + 0.0:+.2e}, "
+            parts.append(f"<span style='color:{tone(color)}'><b>{side}</b></span> ΔE/E₀ {snap.E_drift + 0.0:+.2e}, "
                          f"Δ|L|/|L₀| {snap.L_norm_drift + 0.0:+.2e}")
         self.summary.setText("<br>".join(parts))
 

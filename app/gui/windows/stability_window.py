@@ -37,7 +37,7 @@ from PyQt5.QtWidgets import (
     QWidget,
 )
 
-from ...scene.palette import tone
+from ...scene.palette import current as current_palette, tone
 from ...scenario import Scenario
 from ...scene.style import L_COLOR, OMEGA_COLOR, TRAIL_COLOR
 from ...scene.body_scene import trail_label
@@ -57,6 +57,10 @@ SCREENSHOT_MAP_WAIT_S = 60.0
 #: range of the directions and duration choosers
 DIRECTIONS_RANGE = (50, 20000)
 DURATION_RANGE = (1.0, 120.0)
+
+
+#: the track's colour in words, by colour scheme
+TRACK_WORD = {"dark": "cyan", "projector": "teal"}
 
 
 class StabilityWindow(ViewWindow):
@@ -299,7 +303,7 @@ class StabilityWindow(ViewWindow):
                       + (f", flips every {period:.3g} s" if np.isfinite(period) else ", no flip"))
         hint = (f"<span style='color:{MUTED_TEXT}'>Every spin has |ω| = {self.omega_norm:.4g} rad/s. "
                 "Click the map to run that spin in the scene on the right; its ω(t) is drawn on the map "
-                f"in <span style='color:{TRACK_COLOR}'>cyan</span>.</span>")
+                f"in <span style='color:{tone(TRACK_COLOR)}'>{TRACK_WORD[current_palette().name]}</span>.</span>")
         self.info.setText("&nbsp;&nbsp;·&nbsp;&nbsp;".join(rows) + choice + "<br>" + hint)
 
     def map_to_widget(self, lon: float, lat: float):
