@@ -130,7 +130,8 @@ def test_presentation_mode_offers_the_switch(open_window, qtbot):
     qtbot.waitUntil(lambda: "P: dark colours" in window.presentation.clock.text(), timeout=WAIT_MS)
     clock = window.presentation.clock.styleSheet()
     assert f"color: {PROJECTOR.overlay_text}" in clock
-    window.presentation.leave()
+    window.presentation.leave()  # the key's style comes back at its size, in the scheme now in use
+    assert "rgba(255, 255, 255" in window.legend.styleSheet() and "8pt" in window.legend.styleSheet()
 
 
 def test_a_projector_screenshot_is_light_with_its_curves_in_the_palette(tmp_path):

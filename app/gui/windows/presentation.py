@@ -160,7 +160,8 @@ class Presentation(QObject):
         hidden = [x for x in bars + self._others() if x.isVisible()]
         self._saved = {"state": w.saveState(), "geometry": w.saveGeometry(), "maximized": w.isMaximized(),
                        "hidden": hidden,
-                       "styles": {label: label.styleSheet() for label in self._labels()}}
+                       "styles": {label: label.styleSheet() for label in self._labels()},
+                       "scheme": current_palette()}  # P may change it before the styles come back
         for x in hidden:
             x.hide()
         for label in self._labels():
@@ -194,7 +195,7 @@ class Presentation(QObject):
         self.banner.hide()
         saved = self._saved or {}
         for label, style in saved.get("styles", {}).items():
-            label.setStyleSheet(style)
+            label.setStyleSheet(translate_text(style, saved["scheme"], current_palette()))
             label.adjustSize()
         axes = self._axes()
         if axes is not None and "axes" in saved:
