@@ -174,7 +174,7 @@ class EnginesView(ViewScene):
             scene.set_label_size(max(9, round(LABEL_SCALE * self._text_px)))
         for ghost in self.ghosts:
             ghost.set_body(sc.rigid_body)
-            ghost.offsets = scene.offsets
+        scene.attach(self.ghosts)  # the ghosts share the bodies' offsets, moved with them
         self._restart_ghosts()
 
     def poses_at(self, t: float) -> list:
