@@ -305,7 +305,10 @@ class EnginesScene(CompareScene):
     def keep_key_clear(self, width_px: float, height_px: float) -> None:
         """Keep every body and label out of the colour key's corner (``width_px`` x
         ``height_px`` at the pane's top left), and re-aim."""
-        self._key_px = (max(0.0, float(width_px)), max(0.0, float(height_px)))
+        key = (max(0.0, float(width_px)), max(0.0, float(height_px)))
+        if key == self._key_px and self.layout is not None:
+            return  # as laid out (a user's turn of the camera is kept)
+        self._key_px = key
         self._arrange()
         self.reset_camera()
 
