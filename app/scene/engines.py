@@ -31,12 +31,12 @@ ENGINE_COLORS = ("#58a6ff", "#f0883e", "#3fb950", "#d2a8ff")
 #: the ring around each body in its setting's colour, facing the camera: inner and outer radius in
 #: body radii. It holds the body (1), its ghost (1.06), both sets of axes (1.3, the ghost's 1.38)
 #: and the trail's tip (1.15) as the perspective enlarges them, so only the arrows cross it
-RING_RADII = (1.48, 1.55)
+RING_RADII = (1.45, 1.52)
 #: the omega and L arrows are drawn this much shorter than in the main view: still leaving the
 #: body and its ghost with their heads, they no longer set how far apart the bodies must stand
 ARROW_SCALE = 0.75
 #: an arrow's head reaches this far beside its axis, in body radii (meshes.unit_arrow at L's length)
-ARROW_HEAD = 0.15
+ARROW_HEAD = 0.1
 #: space kept between two bodies' reaches (and each body's share of a perspective's growth), in radii
 GAP = 0.2
 #: pixels kept free at each edge of the pane, and between a label and the body below it
