@@ -197,6 +197,8 @@ class EnginesScene(CompareScene):
         self._poses = None
         self._companions: tuple = ()
         self._fitted_offset = None
+        self._laid_out_for = None  # the pane's size (px) the layout was made for
+        self._texts: tuple = ()  # the labels as given (:meth:`_label_forms`)
 
     @property
     def count(self) -> int:
@@ -279,12 +281,12 @@ class EnginesScene(CompareScene):
 
     def _label_forms(self) -> list:
         """Each label's texts: as given (engine and setting over the step), and on one line."""
-        texts = tuple(getattr(self, "_texts", ())) or self.labels
-        return [texts, tuple(" ".join(t.split("\n")).replace(" dt", ", dt") for t in texts)]
+        texts = self._texts or self.labels
+        return [texts, tuple(", ".join(t.split("\n")) for t in texts)]
 
     def _measure_labels(self) -> None:
         """The largest label's size on screen (px), in each of its forms."""
-        self._texts = tuple(getattr(self, "_texts", ())) or self.labels
+        self._texts = self._texts or self.labels
         forms = []
         for texts in self._label_forms():
             sizes = [(0.0, 0.0)]
@@ -364,7 +366,8 @@ class EnginesScene(CompareScene):
 
     @property
     def layout_size(self):
-        return getattr(self, "_laid_out_for", None)
+        """The pane's size (width, height; px) the layout was made for (None before the first)."""
+        return self._laid_out_for
 
     def fit_to_view(self) -> None:
         """After a resize: lay out and re-aim for the new shape, unless the user has turned or
