@@ -126,6 +126,10 @@ class FrameComposer:
         framed below the key."""
         scene = self.view.scenes.get(three[0].name) if three else None
         width = self.canvas.panes[0].window_size[0] if three else 0
+        if hasattr(scene, "keep_key_clear"):  # a grid of bodies (the engines view) stands clear of the key
+            if spec.legend_corner == "top" and self.canvas.legend_right:
+                scene.keep_key_clear(self.canvas.legend_right, self.canvas.legend_reach)
+            return
         if spec.legend_corner == "top" and hasattr(scene, "keep_top_clear") \
                 and self.canvas.legend_right > KEY_CLEAR_SHARE * width:
             scene.keep_top_clear(self.canvas.legend_reach / self.plan.size[1])

@@ -78,6 +78,8 @@ class CompareScene:
         self._grid: FloorGrid | None = None
         self._labels: list = []
         self._focus = np.zeros(3)
+        #: where each label stands from its body's centre (world): straight up by LABEL_HEIGHT radii
+        self._label_lift = np.array([0.0, 0.0, LABEL_HEIGHT])
         self._view = np.asarray(CAMERA_DIRECTION, dtype=float) / np.linalg.norm(CAMERA_DIRECTION)
         plotter.set_background(tone(BACKGROUND))
 
@@ -95,6 +97,7 @@ class CompareScene:
             # one shared grid, under the pair, instead of one per body
             scene.actors["grid"].SetVisibility(False)
         r = self.radius = self.scenes[0].radius
+        self._label_lift = np.array([0.0, 0.0, LABEL_HEIGHT * r])
         self._view = self.scenes[0].view
         n = len(self.scenes)
         self.offsets = np.outer(np.arange(n) - 0.5 * (n - 1), side_direction(self._view) * SEPARATION * r)
@@ -194,7 +197,7 @@ class CompareScene:
                 trail_c = np.asarray(trail_c, dtype=float) + offset
             scene.set_pose(c, q, w, L, trail_q=trail_q, trail_c=trail_c)
             if label is not None:
-                label.GetPositionCoordinate().SetValue(*(c + np.array([0.0, 0.0, LABEL_HEIGHT * self.radius])))
+                label.GetPositionCoordinate().SetValue(*(c + self._label_lift))
             centres.append(c)
         if self.follow and centres:
             self._follow(np.mean(centres, axis=0))  # of two: their midpoint

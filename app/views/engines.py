@@ -174,7 +174,7 @@ class EnginesView(ViewScene):
             scene.set_label_size(max(9, round(LABEL_SCALE * self._text_px)))
         for ghost in self.ghosts:
             ghost.set_body(sc.rigid_body)
-            ghost.offsets = scene.offsets
+        scene.attach(self.ghosts)  # the ghosts share the bodies' offsets, moved with them
         self._restart_ghosts()
 
     def poses_at(self, t: float) -> list:
@@ -254,6 +254,8 @@ class CurvesPicture:
         axes = fig.subplots(3, 1, sharex=True)
         fig.subplots_adjust(left=0.16, right=0.97, top=0.95, bottom=0.1, hspace=0.25)
         audit = self.view.audit
+        #: each setting's orientation-error curve (matplotlib Line2D), in the settings' order
+        self.lines = []
         titles = ("orientation error, log10 rad", "ω along the intermediate axis, rad/s", "separatrix ratio D/D₀")
         for ax, title in zip(axes, titles):
             ax.set_facecolor(BACKGROUND)
@@ -270,7 +272,8 @@ class CurvesPicture:
             ref = audit.reference
             for run, color in zip(audit.runs, map(tone, ENGINE_COLORS)):  # the scheme in use
                 t = run.trajectory.t
-                axes[0].plot(t, np.log10(np.maximum(run.series["orientation_error"], ERROR_FLOOR)), color=color, lw=1)
+                self.lines.append(axes[0].plot(t, np.log10(np.maximum(run.series["orientation_error"], ERROR_FLOOR)),
+                                               color=color, lw=1)[0])
                 if run.series["omega2"] is not None:
                     axes[1].plot(t, run.series["omega2"], color=color, lw=1)
                 if run.series["separatrix_ratio"] is not None:

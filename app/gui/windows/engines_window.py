@@ -170,6 +170,7 @@ class EnginesWindow(ViewWindow):
         self.curves = CurvesWidget(self)
         self.build_view_scene({"bodies": self.scene_view}, stored)
         self.legend = overlay_label(self.scene_view, legend_html(self.view.legend_rows))
+        self._clear_key()
         self.set_central(self.scene_view, self.curves, (1000, 520))
 
     def _build_view_toolbars(self, stored) -> None:
@@ -228,9 +229,15 @@ class EnginesWindow(ViewWindow):
         self.curves.picture = None
         self.legend.setText(legend_html(self.view.legend_rows))
         self.legend.adjustSize()
+        self._clear_key()
         self.show_ghosts()
         self._start_audit()
         self.scene_view.update()
+
+    def _clear_key(self) -> None:
+        """The bodies laid out clear of the colour key in the scene's top left corner."""
+        key = self.legend.geometry()
+        self.view.scenes["bodies"].keep_key_clear(key.right() + 1, key.bottom() + 1)
 
     def show_ghosts(self) -> None:
         """The ghosts as the checkbox says (after every rebuild of the view, too)."""
@@ -273,6 +280,7 @@ class EnginesWindow(ViewWindow):
         self.show_view(snaps, reset_camera=not same_start(old, sc))
         self.legend.setText(legend_html(self.view.legend_rows))
         self.legend.adjustSize()
+        self._clear_key()
         self.curves.picture = None
         self.show_ghosts()
         self._start_audit()
