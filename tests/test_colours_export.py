@@ -46,3 +46,24 @@ def test_the_gltf_page_draws_in_projector_colours(tmp_path):
     assert res.returncode == 0, res.stderr
     page = (tmp_path / "t.html").read_text(encoding="utf-8")
     assert f"background: {PROJECTOR.background}" in page and DARK.background not in page
+
+
+@pytest.mark.engines
+def test_an_engines_export_with_projector_colours_has_light_curves_and_rings(tmp_path):
+    """The engines view's curves pane (a matplotlib figure) and each body's ring follow the scheme:
+    no dark background left anywhere, and each setting's ring shows in its projector colour."""
+    import imageio.v3 as iio
+
+    from tumble.scene.engines import ENGINE_COLORS
+
+    res = tumble("export", "t-handle", "--view", "engines", "--engines", "tumble:rk4,tumble:euler",
+                 "--out", tmp_path / "e.png", "--duration", "0.2", "--fps", "5", "--colours", "projector")
+    assert res.returncode == 0, res.stderr
+    frame = iio.imread(tmp_path / "e_0000.png")[..., :3]
+    width = frame.shape[1]
+    curves = frame[:, int(0.7 * width):]
+    assert _share(curves, PROJECTOR.background) > 0.3
+    assert _share(frame, DARK.background) < 1e-4  # no dark pane (an anti-aliased glyph's pixel may match)
+    for dark in ENGINE_COLORS[:2]:
+        assert _share(frame, palette.translate(dark, DARK, PROJECTOR)) > 1e-3, dark
+        assert _share(frame, dark) == 0.0, dark

@@ -23,6 +23,7 @@ from ..physics.body import Body
 from .actors import QUIET, aim_camera
 from .body_scene import ARROW_LENGTH, GRID_DEPTH, L_ARROW_LENGTH, RigidBodyScene
 from .compare import VIEW_ANGLE, CompareScene, side_direction
+from .palette import tone
 from .poinsot import use_two_lights
 
 #: the most bodies one row holds (the engines view's settings)
@@ -227,7 +228,7 @@ class EnginesScene(CompareScene):
         for color in self.COLORS[:self.count]:
             ring = vtkFollower()
             ring.SetMapper(pv.DataSetMapper(disc))
-            ring.GetProperty().SetColor(pv.Color(color).float_rgb)
+            ring.GetProperty().SetColor(pv.Color(tone(color)).float_rgb)  # the scheme in use
             ring.GetProperty().LightingOff()
             ring.SetCamera(self.plotter.renderer.GetActiveCamera())
             self.plotter.add_actor(ring, **QUIET)

@@ -245,7 +245,12 @@ class CurvesPicture:
 
         from ..engines.plot import ERROR_FLOOR
         from ..scene.engines import ENGINE_COLORS
-        from ..scene.style import BACKGROUND, GRID_COLOR, TEXT_COLOR, tone
+        from ..scene.palette import current
+        from ..scene.style import BACKGROUND, GRID_COLOR, TEXT_COLOR, TRAIL_COLOR, tone
+
+        # the scheme in use (View > Projector colours): :meth:`render` builds again when it changes
+        self._scheme = current().name
+        BACKGROUND, GRID_COLOR, TEXT_COLOR, TRAIL_COLOR = map(tone, (BACKGROUND, GRID_COLOR, TEXT_COLOR, TRAIL_COLOR))
 
         dpi = 100
         fs = max(6.5, 0.02 * self.height * 72 / dpi)
@@ -282,7 +287,7 @@ class CurvesPicture:
                 axes[1].plot(ref.t, audit.runs[0].series["omega2_reference"], color=TEXT_COLOR, lw=1, ls="--")
             axes[2].axhline(1.0, color=TEXT_COLOR, lw=1, ls="--")
             axes[0].set_xlim(ref.t[0], ref.t[-1])
-        self._cursors = [ax.axvline(0.0, color="#f5e663", lw=1.2, animated=True) for ax in axes]
+        self._cursors = [ax.axvline(0.0, color=TRAIL_COLOR, lw=1.2, animated=True) for ax in axes]
         self._axes = axes
         self.canvas.draw()
         self._background = self.canvas.copy_from_bbox(fig.bbox)
@@ -290,7 +295,9 @@ class CurvesPicture:
 
     def render(self, out: np.ndarray | None = None) -> np.ndarray:
         """The curves with the cursor at the view's time, as (height, width, 3) uint8 RGB."""
-        if self._audit is not self.view.audit:
+        from ..scene.palette import current
+
+        if self._audit is not self.view.audit or self._scheme != current().name:
             self._build()
         self.canvas.restore_region(self._background)
         for ax, cursor in zip(self._axes, self._cursors):
