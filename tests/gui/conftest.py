@@ -85,7 +85,7 @@ def open_window(qtbot):
             window.show()
         # window shortcuts (space, R, K) need the window to be the active one
         window.activateWindow()
-        qtbot.waitUntil(window.isActiveWindow, timeout=5000)
+        qtbot.waitUntil(window.isActiveWindow, timeout=WAIT_MS)
         return window
 
     return make
@@ -111,7 +111,7 @@ def open_view(qtbot):
         with qtbot.waitSignal(window.first_frame_drawn, timeout=WAIT_MS):
             window.show()
         window.activateWindow()
-        qtbot.waitUntil(window.isActiveWindow, timeout=5000)
+        qtbot.waitUntil(window.isActiveWindow, timeout=WAIT_MS)
         return window
 
     return make

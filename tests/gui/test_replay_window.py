@@ -10,6 +10,7 @@ from replay_throws import write_throws
 from tumble.physics import quaternion as quat
 from tumble.throws.fitting.replay import listed_flights, replay_listed
 from tumble.throws.recordings.reader import read_recording
+from conftest import WAIT_MS
 
 #: a fit of a few flights takes seconds here; the machine may be busy
 FIT_MS = 120000
@@ -29,7 +30,7 @@ def flight(tmp_path_factory):
 
 def _close(window, qtbot):
     window.close()
-    qtbot.waitUntil(lambda: not window.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: not window.isVisible(), timeout=WAIT_MS)
 
 
 def test_the_window_plays_the_flight_with_its_model_and_draws_what_the_view_poses(flight, qtbot):

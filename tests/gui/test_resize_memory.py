@@ -83,5 +83,4 @@ def test_memory_levels_off_while_a_window_is_resized(open_view, qtbot, view):
     # other 40 resizes, and the growth must stay under a tenth of it
     w, h = window.scene_view.width(), window.scene_view.height()
     leak_mb = (DRAGS - 1) * STEPS * w * h * 4 / 2**20
-    print("RSSFIG", view, [round(r, 2) for r in rss], "bound", round(leak_mb / 10, 2))
     assert rss[-1] - rss[0] < leak_mb / 10, f"RSS after each drag (MB): {[round(r, 1) for r in rss]}"
