@@ -20,6 +20,7 @@ from PyQt5.QtWidgets import QLabel, QStatusBar  # noqa: E402
 
 from tumble.gui.dialogs.export_dialog import ExportDialog, offer_open_folder  # noqa: E402
 from tumble.scenario import load  # noqa: E402
+from conftest import WAIT_MS  # noqa: E402
 
 #: a child export starts Python, VTK and ffmpeg: give it time on a busy 2-core machine
 EXPORT_TIMEOUT_MS = 90_000
@@ -139,7 +140,7 @@ def test_status_bar_offers_to_open_the_folder_for_a_while(qtbot, tmp_path, monke
     assert button.text() == "Open folder" and button.toolTip() == str(tmp_path.resolve())
     assert button.isVisible()  # not hidden behind a temporary message
     assert [label.text() for label in bar.findChildren(QLabel)] == ["Exported clip.mp4"]
-    qtbot.waitUntil(lambda: sip.isdeleted(button), timeout=5000)
+    qtbot.waitUntil(lambda: sip.isdeleted(button), timeout=WAIT_MS)
     bar.showMessage("the status bar still works without the button")
     qtbot.wait(10)
 

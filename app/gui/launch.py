@@ -198,7 +198,10 @@ def run_gui_on_recording(paths, *, view: str = "main", paused: bool = False, scr
 def run_replay(replay, speed: float | None = None, screenshot: str | None = None, quit_after: float | None = None) -> int:
     """``tumble replay`` without ``--out``: the replay window on ``replay`` (a
     :class:`~app.throws.fitting.replay.FlightReplay`) until it is closed; ``screenshot`` and
-    ``quit_after`` as in :func:`run_gui`. Returns the exit status."""
+    ``quit_after`` as in :func:`run_gui`, the countdown started by the first frame drawn in the
+    shown window, the image posed at the played time ``quit_after`` s of an unstalled playback
+    reach (:meth:`~app.gui.windows.replay_window.ReplayWindow.played_after`). Returns the exit
+    status."""
     check_quit_after(quit_after)
     check_screenshot(screenshot)
     app = qt_application()
@@ -213,6 +216,9 @@ def run_replay(replay, speed: float | None = None, screenshot: str | None = None
             delay = quit_after if quit_after is not None else DEFAULT_SCREENSHOT_DELAY_S
 
             def finish():
+                # the flight as a playback that never stalled shows it ``delay`` s after the first
+                # frame: the same image on a busy machine, whose stalled frames play less of it
+                window.hold_at(window.played_after(delay))
                 save_and_close(window, screenshot, result)
 
             window.first_frame_drawn.connect(lambda: QTimer.singleShot(int(delay * 1000), finish))

@@ -107,6 +107,12 @@ class Snapshot:
     #: how many times slower than ``speed`` the run plays now: a time map's factor inside its
     #: slow-motion window around a flip (:meth:`SimulationWorker.set_time_map`), else 1
     slowed: float = 1.0
+    #: the worker's clock (s) at which the pacing aimed the run at this state: ``t`` is where
+    #: the clock said the run should be then (to a record interval), however late it is read
+    due_wall: float = 0.0
+    #: wall seconds the clock skipped after stalls (MAX_LAG_S), all runs: the time a busy
+    #: machine did not play, said rather than hidden
+    dropped_wall_s: float = 0.0
 
     @property
     def t(self) -> float:
@@ -177,6 +183,8 @@ class SimulationWorker(threading.Thread):
                  clock=time.perf_counter):
         super().__init__(name="tumble-simulation", daemon=True)
         self._clock = clock
+        self._due_wall = 0.0      # the clock when the state was last due (Snapshot.due_wall)
+        self._dropped_wall = 0.0  # wall seconds skipped after stalls (Snapshot.dropped_wall_s)
         self._speed = _clamp_speed(speed)
         self._commands: queue.Queue = queue.Queue()
         self._stop_event = threading.Event()
@@ -416,7 +424,7 @@ class SimulationWorker(threading.Thread):
                 + diagnostics.potential_energy(self._body, self._gravity, c))
 
     def _anchor(self) -> None:
-        self._wall0 = self._clock()
+        self._wall0 = self._due_wall = self._clock()
         self._sim0 = self._state.t
         self._rates.clear()
         self._rates.append((self._wall0, self._state.t, self._steps))
@@ -437,9 +445,11 @@ class SimulationWorker(threading.Thread):
         # one record, or a step longer than the allowance (dt 0.3 s) would never be taken
         allowance = max(MAX_LAG_S * self._speed, self._record_dt)
         if behind > allowance:
+            self._dropped_wall += (behind - allowance) / self._speed
             self._wall0 = now - allowance / self._speed
             self._sim0 = self._state.t
             behind = allowance
+        self._due_wall = now
         n = int(math.floor(behind / self._record_dt + 1e-9))
         return min(n, max(1, MAX_BATCH_STEPS // self._record_every))
 
@@ -604,6 +614,8 @@ class SimulationWorker(threading.Thread):
             segment_start=self._segment_start,
             compiling=jit.note(),
             slowed=self._map.factor if self._map is not None and self._map.slowed(self._state.t) else 1.0,
+            due_wall=self._due_wall,
+            dropped_wall_s=self._dropped_wall,
         )
         snap.L.setflags(write=False)
         with self._lock:

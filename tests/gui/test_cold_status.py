@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tumble.physics.compiled import jit
+from conftest import WAIT_MS
 
 NOTE = "compiling rk4-free (about 9 s), running uncompiled"
 
@@ -15,7 +16,7 @@ def test_the_status_bar_says_what_compiles(open_view, qtbot, monkeypatch, view):
     monkeypatch.setattr(jit, "note", lambda: NOTE)  # as the worker publishes it during a compile
     window = open_view("t-handle", view=view)
     label = window.status_labels["rtf"]
-    qtbot.waitUntil(lambda: NOTE in label.text() and label.text().startswith("real time ×"), timeout=10000)
+    qtbot.waitUntil(lambda: NOTE in label.text() and label.text().startswith("real time ×"), timeout=WAIT_MS)
     assert "uncompiled" in label.toolTip()
     monkeypatch.setattr(jit, "note", lambda: "")  # compiled: the note goes
-    qtbot.waitUntil(lambda: "compiling" not in label.text() and "real time ×" in label.text(), timeout=10000)
+    qtbot.waitUntil(lambda: "compiling" not in label.text() and "real time ×" in label.text(), timeout=WAIT_MS)

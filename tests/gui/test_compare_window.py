@@ -30,7 +30,7 @@ def open_compare(qtbot):
         with qtbot.waitSignal(window.first_frame_drawn, timeout=WAIT_MS):
             window.show()
         window.activateWindow()
-        qtbot.waitUntil(window.isActiveWindow, timeout=5000)
+        qtbot.waitUntil(window.isActiveWindow, timeout=WAIT_MS)
         return window
 
     return make

@@ -101,6 +101,8 @@ def test_the_default_view_shows_omega_and_l_outside_the_body(open_window, qtbot,
 
 def test_the_stability_view_frames_the_spin_for_its_shape(qtbot, tmp_path):
     """Its scene is tall and narrow: the camera is fitted again once it has its shape."""
+    from PyQt5.QtWidgets import QApplication
+
     from tumble.gui.windows.stability_window import StabilityWindow
     from tumble.scenario import load
 
@@ -111,5 +113,6 @@ def test_the_stability_view_frames_the_spin_for_its_shape(qtbot, tmp_path):
     with qtbot.waitSignal(window.first_frame_drawn, timeout=WAIT_MS):
         window.show()
     qtbot.waitUntil(lambda: window.result is not None, timeout=WAIT_MS)
-    qtbot.wait(100)  # the re-fit after the last resize
+    QApplication.processEvents()  # the resizes the map's arrival asked for
+    qtbot.waitUntil(lambda: not window.camera_fitter.pending, timeout=WAIT_MS)  # the re-fit after the last one
     _check_arrows(window)

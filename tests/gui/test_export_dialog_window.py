@@ -72,10 +72,10 @@ def test_escape_and_the_close_button_close_the_dialog(qtbot):
 def test_ctrl_e_raises_the_open_dialog_instead_of_opening_another(open_window, qtbot):
     window = open_window("t-handle", paused=True)
     qtbot.keyClick(window, Qt.Key_E, Qt.ControlModifier)
-    qtbot.waitUntil(lambda: len(_dialogs(window)) == 1, timeout=5000)
+    qtbot.waitUntil(lambda: len(_dialogs(window)) == 1, timeout=WAIT_MS)
     first = _dialogs(window)[0]
     window.activateWindow()
-    qtbot.waitUntil(window.isActiveWindow, timeout=5000)
+    qtbot.waitUntil(window.isActiveWindow, timeout=WAIT_MS)
     qtbot.keyClick(window, Qt.Key_E, Qt.ControlModifier)
     qtbot.wait(50)
     assert _dialogs(window) == [first]
@@ -110,7 +110,7 @@ def test_quitting_while_an_export_starts_cancels_it_at_once(open_window, qtbot, 
     dialog = window.export_animation_dialog()
     _small(dialog, folder / "clip.mp4", seconds=5.0, fps=10)
     dialog.start_export()
-    qtbot.waitUntil(lambda: dialog.process is not None and dialog.process.processId() > 0, timeout=5000)
+    qtbot.waitUntil(lambda: dialog.process is not None and dialog.process.processId() > 0, timeout=WAIT_MS)
     started = time.monotonic()
     window.close()
     assert time.monotonic() - started < CLOSE_BOUND_S
@@ -169,7 +169,7 @@ def test_cancel_while_the_export_starts_stops_it_without_waiting_for_a_frame(qtb
     qtbot.addWidget(dialog)
     dialog.show()
     dialog.start_export()
-    qtbot.waitUntil(lambda: dialog.process is not None and dialog.process.processId() > 0, timeout=5000)
+    qtbot.waitUntil(lambda: dialog.process is not None and dialog.process.processId() > 0, timeout=WAIT_MS)
     with qtbot.waitSignal(dialog.export_cancelled, timeout=int(CLOSE_BOUND_S * 1000)):
         dialog.cancel_button.click()
     assert "nothing was written" in dialog.status.text()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from conftest import PhoneServer, answer
+from conftest import PhoneServer, WAIT_MS, answer
 
 CONFIG = b'{"title": "Gyroscope"}'
 
@@ -22,7 +22,7 @@ def test_closing_stops_the_live_thread_within_a_second_whatever_the_phone_drips(
     with PhoneServer(drip_body) as phone:
         window = open_window("t-handle", paused=True)
         dock = window.connect_phone(phone.url)
-        qtbot.waitUntil(lambda: phone.connections > 0, timeout=10000)
+        qtbot.waitUntil(lambda: phone.connections > 0, timeout=WAIT_MS)
         time.sleep(0.3)  # inside the dripping answer
         thread = dock.thread
         began = time.monotonic()
@@ -41,7 +41,7 @@ def test_a_400_digit_number_is_a_reconnect_the_dock_names(open_window, qtbot):
     with PhoneServer(handle) as phone:
         window = open_window("t-handle", paused=True)
         dock = window.connect_phone(phone.url)
-        qtbot.waitUntil(lambda: "number of 400 characters" in dock.state_label.text(), timeout=10000)
+        qtbot.waitUntil(lambda: "number of 400 characters" in dock.state_label.text(), timeout=WAIT_MS)
         assert dock.connected and dock.thread.is_alive()
         assert window.statusBar().currentMessage().startswith("phone: reconnecting")
         dock.stop_and_join()
@@ -56,6 +56,6 @@ def test_a_thread_that_failed_is_shown_as_failed(open_window, qtbot, monkeypatch
     monkeypatch.setattr(PhoneStream, "poll", broken)
     window = open_window("t-handle", paused=True)
     dock = window.connect_phone("http://127.0.0.1:9")
-    qtbot.waitUntil(lambda: not dock.connected and dock.thread is None, timeout=10000)
+    qtbot.waitUntil(lambda: not dock.connected and dock.thread is None, timeout=WAIT_MS)
     assert dock.state_label.text().startswith("failed (RuntimeError: a bug nothing foresaw)")
     assert window.statusBar().currentMessage().startswith("phone: failed")

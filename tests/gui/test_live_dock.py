@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import refused, tumble
+from conftest import WAIT_MS, refused, tumble
 from PyQt5.QtCore import Qt
 
 from tumble.throws.benches import synthetic as syn
@@ -70,7 +70,7 @@ def test_the_dock_follows_the_phone_and_replays_each_flight(open_window, qtbot, 
     dock.table.item(0, 0).setCheckState(Qt.Unchecked)
     qtbot.waitUntil(lambda: dock.result is not None and any(f.excluded for f in dock.result.flights),
                     timeout=FLIGHTS_MS)
-    qtbot.waitUntil(lambda: any(not r.included for r in dock.table.rows), timeout=10000)
+    qtbot.waitUntil(lambda: any(not r.included for r in dock.table.rows), timeout=WAIT_MS)
     assert [r.note for r in dock.table.rows if not r.included] == ["excluded by the user"]
     # disconnect: everything received stays
     with qtbot.waitSignal(dock.disconnected, timeout=FLIGHTS_MS):

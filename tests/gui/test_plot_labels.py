@@ -24,6 +24,10 @@ def _points_under_legend(plot) -> int:
     """How many drawn curve points of ``plot`` the legend covers (scene pixels)."""
     legend = plot.legend
     box = legend.sceneBoundingRect()
+    # the view's range is set by a refresh and reaches its transform only when the view paints
+    # next (pyqtgraph defers it); a busy machine measures in between: take the transform that
+    # paint will draw with, that of the curves' data now
+    plot.vb.updateMatrix()
     tr = plot.vb.childGroup.sceneTransform()
     count = 0
     for item in plot.listDataItems():

@@ -17,7 +17,7 @@ def test_a_run_that_ends_while_shown_plays_on_and_says_so(open_window, qtbot, tm
     latest = window.worker.latest
     run = latest().run_id
     window.presentation.enter()
-    qtbot.waitUntil(window.isFullScreen, timeout=5000)
+    qtbot.waitUntil(window.isFullScreen, timeout=WAIT_MS)
     window.worker.play()  # the run ends while the scene is shown
     qtbot.waitUntil(lambda: latest().t > DURATION + 0.5, timeout=WAIT_MS)  # past the end, the same run
     assert latest().running and latest().run_id == run
@@ -25,7 +25,7 @@ def test_a_run_that_ends_while_shown_plays_on_and_says_so(open_window, qtbot, tm
     qtbot.waitUntil(lambda: f"played on past the run's {DURATION:g} s" in clock.text(), timeout=WAIT_MS)
     assert not window.presentation.banner.isVisible()
     window.presentation.leave()
-    qtbot.waitUntil(lambda: not window.isFullScreen(), timeout=5000)
+    qtbot.waitUntil(lambda: not window.isFullScreen(), timeout=WAIT_MS)
 
 
 def test_a_repeating_run_says_it_repeats(open_window, qtbot, tmp_path):
@@ -46,7 +46,7 @@ def test_an_ended_run_says_end_of_run_in_big_letters_until_space(open_window, qt
     latest = window.worker.latest
     qtbot.waitUntil(lambda: latest().ended, timeout=WAIT_MS)
     window.presentation.enter()
-    qtbot.waitUntil(window.isFullScreen, timeout=5000)
+    qtbot.waitUntil(window.isFullScreen, timeout=WAIT_MS)
     banner = window.presentation.banner
     qtbot.waitUntil(banner.isVisible, timeout=WAIT_MS)
     assert banner.text() == END_BANNER and "Space" in END_BANNER
@@ -58,4 +58,4 @@ def test_an_ended_run_says_end_of_run_in_big_letters_until_space(open_window, qt
     qtbot.waitUntil(lambda: latest().t > DURATION + 0.2, timeout=WAIT_MS)
     qtbot.waitUntil(lambda: not banner.isVisible(), timeout=WAIT_MS)
     window.presentation.leave()
-    qtbot.waitUntil(lambda: not window.isFullScreen(), timeout=5000)
+    qtbot.waitUntil(lambda: not window.isFullScreen(), timeout=WAIT_MS)

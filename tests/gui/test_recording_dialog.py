@@ -10,6 +10,7 @@ from PyQt5.QtCore import Qt
 
 from tumble.scenario import load
 from tumble.throws.benches import synthetic as syn
+from conftest import WAIT_MS
 
 #: a fit of a few flights takes about a second here; the machine may be busy
 FIT_MS = 120000
@@ -47,7 +48,7 @@ def test_import_fits_lists_flights_and_replays_one(open_window, qtbot, recording
     flips = [dialog.table.item(r, 6).text() for r in range(4)]
     assert flips[1] == "–" and all(f != "–" for k, f in enumerate(flips) if k != 1)
     # the first flight is replayed: its scenario in the main window, the points on its ω plot
-    with qtbot.waitSignal(dialog.flight_shown, timeout=5000):
+    with qtbot.waitSignal(dialog.flight_shown, timeout=WAIT_MS):
         dialog.table.selectRow(2)
     sc = window.panel.scenario
     assert sc.body.shape == "custom"

@@ -11,6 +11,7 @@ from tumble.gui.common.theme import MUTED_TEXT
 from tumble.scenario import load
 from tumble.throws.benches import synthetic as syn
 from tumble.throws.fitting.fit import triangle_violation
+from conftest import WAIT_MS
 
 #: a fit of a few flights takes seconds here; the machine may be busy
 FIT_MS = 120000
@@ -58,7 +59,7 @@ def test_a_flight_the_fit_excluded_is_greyed_with_its_reason_and_can_be_put_back
     assert "3 flights fitted, 1 excluded" in dialog.status.text()
     np.testing.assert_allclose(result.moments, (0.3, 0.75, 1.0), atol=2e-3)  # the stranger left no trace
     # selecting it shows it (its own launch rate with the fitted body): the user sees why
-    with qtbot.waitSignal(dialog.flight_shown, timeout=5000):
+    with qtbot.waitSignal(dialog.flight_shown, timeout=WAIT_MS):
         table.selectRow(row)
     assert len(dialog.fit_curves[0].getData()[0]) == len(result.flights[3].t)
     assert dialog.note_label.text().endswith(result.flights[3].reason)  # in full under the table

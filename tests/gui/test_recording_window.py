@@ -7,7 +7,7 @@ import zipfile
 
 import numpy as np
 import pytest
-from conftest import tumble
+from conftest import WAIT_MS, tumble
 from PyQt5 import sip
 from PyQt5.QtCore import QMimeData, QPoint, Qt, QUrl
 from PyQt5.QtGui import QDragEnterEvent, QDropEvent
@@ -138,7 +138,7 @@ def test_the_dialog_follows_view_poinsot_and_closes_with_its_window(open_window,
         # the flight replays in the window the user sees, its measured points on that window's plot
         np.testing.assert_allclose(poinsot.panel.scenario.angular_velocity, dialog.result.flights[index].omega0)
         assert dialog.overlay_items and all(item in poinsot.plots.w_plot.items for item in dialog.overlay_items)
-        with qtbot.waitSignal(dialog.destroyed, timeout=5000):
+        with qtbot.waitSignal(dialog.destroyed, timeout=WAIT_MS):
             poinsot.close()
     finally:
         if not sip.isdeleted(poinsot):

@@ -10,6 +10,7 @@ from replay_throws import write_throws
 from tumble.physics import quaternion as quat
 from tumble.throws.fitting.replay import listed_flights, replay_listed
 from tumble.throws.recordings.reader import read_recording
+from conftest import WAIT_MS
 
 #: a fit of a few flights takes seconds here; the machine may be busy
 FIT_MS = 120000
@@ -29,7 +30,7 @@ def flight(tmp_path_factory):
 
 def _close(window, qtbot):
     window.close()
-    qtbot.waitUntil(lambda: not window.isVisible(), timeout=5000)
+    qtbot.waitUntil(lambda: not window.isVisible(), timeout=WAIT_MS)
 
 
 def test_the_window_plays_the_flight_with_its_model_and_draws_what_the_view_poses(flight, qtbot):
@@ -61,6 +62,18 @@ def test_the_window_plays_the_flight_with_its_model_and_draws_what_the_view_pose
     image = window.plotter.screenshot(return_img=True)
     h, w = image.shape[:2]
     assert image[h // 4: 3 * h // 4, w // 4: 3 * w // 4].std() > 5
+    # what --quit-after's screenshot shows: the played time a playback that never stalled reaches
+    # (laps of the loop included: the flight, then a pause at the catch), however busy the machine
+    from tumble.gui.windows.replay_window import LOOP_PAUSE_S
+
+    lap = replay.duration / window.speed + LOOP_PAUSE_S
+    assert window.played_after(0.5) == pytest.approx(0.5 * window.speed)
+    assert window.played_after(lap + 0.5) == pytest.approx(0.5 * window.speed)
+    assert window.played_after(lap - LOOP_PAUSE_S / 2) == pytest.approx(replay.duration)
+    window.loop.setChecked(False)
+    assert window.played_after(3 * lap) == pytest.approx(replay.duration)
+    window.hold_at(window.played_after(0.5))
+    assert not window.playing and window.time == pytest.approx(0.5 * window.speed)
     _close(window, qtbot)
 
 
@@ -135,6 +148,8 @@ def test_tumble_replay_opens_the_window_and_quits_itself_with_a_screenshot(fligh
 
     folder, *_ = flight
     shot = tmp_path / "replay.png"
+    # the image shows the flight at 0.5 s x 0.25 (the default speed) = 0.125 s of played time on any
+    # machine (the played time at a wall-clock moment depended on the frames a busy machine drew)
     res = tumble("replay", folder, "--flight", "2", "--screenshot", shot, "--quit-after", "0.5", timeout=300)
     assert res.returncode == 0, res.stderr
     assert "flight 2:" in res.stdout and f"wrote {shot}" in res.stdout

@@ -47,7 +47,9 @@ def test_the_run_pauses_at_its_end_keeps_its_kick_and_says_so(open_window, qtbot
 
 
 def test_repeat_is_a_toolbar_and_menu_toggle_remembered_in_the_settings(open_window, qtbot, tmp_path):
-    window = open_window(short_run(tmp_path), speed=2.0, persist=True)
+    # paused until repeat is on: the 0.75 s of wall time the run lasts could end before the test
+    # ticks it (a busy machine took that long between the first frame and the tick)
+    window = open_window(short_run(tmp_path), speed=2.0, persist=True, paused=True)
     assert window.repeat.checkbox in _toolbar_boxes(window)
     assert not window.repeat.checkbox.isChecked() and not window.worker.latest().repeat
     menu = next(a.menu() for a in window.menuBar().actions() if a.text() == "&Simulation")
@@ -57,6 +59,7 @@ def test_repeat_is_a_toolbar_and_menu_toggle_remembered_in_the_settings(open_win
     assert window.repeat.checkbox.isChecked()
     qtbot.waitUntil(lambda: window.worker.latest().repeat, timeout=WAIT_MS)
     run = window.worker.latest().run_id
+    window.worker.play()
     qtbot.waitUntil(lambda: window.worker.latest().run_id > run, timeout=WAIT_MS)  # round again
     assert not window.worker.latest().ended
     window.close()

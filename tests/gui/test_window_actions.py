@@ -36,7 +36,7 @@ def test_kick_in_the_stability_view_kicks_the_spin_and_it_runs_on(qtbot):
     with qtbot.waitSignal(window.first_frame_drawn, timeout=WAIT_MS):
         window.show()
     window.activateWindow()
-    qtbot.waitUntil(window.isActiveWindow, timeout=5000)
+    qtbot.waitUntil(window.isActiveWindow, timeout=WAIT_MS)
     qtbot.waitUntil(lambda: window.worker.latest().t > 0.2, timeout=WAIT_MS)
 
     toolbar = next(tb for tb in window.findChildren(QToolBar) if window.kick_action in tb.actions())

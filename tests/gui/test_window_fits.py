@@ -31,7 +31,7 @@ def test_the_window_opens_within_the_screen_and_centred(open_window, qtbot):
     area = QApplication.primaryScreen().availableGeometry()
     assert _inside(window.frameGeometry(), area)  # sized for a frame before the window manager framed it
     # centred once framed: the window manager's frame (none here) is measured after the show
-    qtbot.waitUntil(lambda: window.screen_fitter.fitted >= 1, timeout=5000)
+    qtbot.waitUntil(lambda: window.screen_fitter.fitted >= 1, timeout=WAIT_MS)
     assert _inside(window.frameGeometry(), area)
     assert window.width() <= 1440 and window.height() <= 900
     centre = window.frameGeometry().center()
@@ -42,7 +42,7 @@ def test_the_geometry_is_remembered_per_screen(open_window, qtbot):
     window = open_window("t-handle", paused=True, persist=True)
     window.resize(1100, 700)
     window.move(40, 30)
-    qtbot.waitUntil(lambda: window.width() == 1100, timeout=5000)
+    qtbot.waitUntil(lambda: window.width() == 1100, timeout=WAIT_MS)
     window.close()
     screen = QApplication.primaryScreen().geometry()
     key = keys.geometry_key("main", (screen.width(), screen.height()))
@@ -55,19 +55,19 @@ def test_the_geometry_is_remembered_per_screen(open_window, qtbot):
     assert not keys.open_settings().contains(other)
 
 
-def test_the_plots_keep_their_height_with_the_phone_open(open_window, qtbot):
+def test_the_plots_keep_their_height_with_the_phone_open(open_window, qtbot, plots_drawn):
     from tumble.gui.windows.main_window import PLOT_MIN_HEIGHT
 
     window = open_window("t-handle", paused=True)
     window.resize(1280, 720)
-    qtbot.waitUntil(lambda: window.height() == 720, timeout=5000)
-    qtbot.wait(200)
+    qtbot.waitUntil(lambda: window.height() == 720, timeout=WAIT_MS)
+    plots_drawn(window.plots)  # laid out at that size (a fixed 200 ms could end first on a busy machine)
     heights = [p.vb.height() for p in window.plots.plots]
     dock = window.connect_phone()
     assert window.side_tabs.currentWidget() is dock and dock.isVisible()
     assert window.height() <= 720 and dock.strip.height() >= 150  # the live strip has room too
     window.side_tabs.setCurrentIndex(0)  # back to the plots: as tall as before
-    qtbot.wait(200)
+    plots_drawn(window.plots)
     # as tall as before but for the tab bar above them (the Phone dock under them left them 10 px)
     tab_bar = window.side_tabs.tabBar().height()
     for before, after in zip(heights, (p.vb.height() for p in window.plots.plots)):
@@ -107,25 +107,25 @@ def test_f11_shows_the_scene_alone_in_large_type_and_back(open_window, qtbot):
     legend_style, legend_height = window.legend.styleSheet(), window.legend.height()
     assert window.presentation.action in window.view_menu.actions()
     qtbot.keyClick(window, Qt.Key_F11)
-    qtbot.waitUntil(window.isFullScreen, timeout=5000)
+    qtbot.waitUntil(window.isFullScreen, timeout=WAIT_MS)
     assert window.presentation.active and window.presentation.clock.isVisible()
     assert not window.dock.isVisible() and not window.theory_dock.isVisible() and not window.side_tabs.isVisible()
     assert not window.menuBar().isVisible() and not window.statusBar().isVisible()
     assert not window.playback_toolbar.isVisible()
     screen = QApplication.primaryScreen().geometry()
     qtbot.waitUntil(lambda: (window.scene_view.width(), window.scene_view.height()) == (screen.width(), screen.height()),
-                    timeout=5000)
+                    timeout=WAIT_MS)
     assert "18pt" in window.legend.styleSheet() and window.legend.height() > 1.8 * legend_height  # 8 pt before
     clock = window.presentation.clock
     assert "t =" in clock.text() and "flips 0" in clock.text() and clock.height() > 100
     qtbot.keyClick(window, Qt.Key_F11)
-    qtbot.waitUntil(lambda: not window.isFullScreen(), timeout=5000)
+    qtbot.waitUntil(lambda: not window.isFullScreen(), timeout=WAIT_MS)
     assert window.dock.isVisible() and window.side_tabs.isVisible() and window.menuBar().isVisible()
     assert window.legend.styleSheet() == legend_style and not clock.isVisible()
     qtbot.keyClick(window, Qt.Key_F11)
-    qtbot.waitUntil(window.isFullScreen, timeout=5000)
+    qtbot.waitUntil(window.isFullScreen, timeout=WAIT_MS)
     qtbot.keyClick(window, Qt.Key_Escape)  # Esc leaves too
-    qtbot.waitUntil(lambda: not window.isFullScreen(), timeout=5000)
+    qtbot.waitUntil(lambda: not window.isFullScreen(), timeout=WAIT_MS)
     assert window.statusBar().isVisible()
 
 
@@ -171,10 +171,10 @@ def test_every_view_shows_its_scene_alone_in_presentation_mode(open_view, qtbot,
     window = open_view("t-handle", view=view, paused=True)
     assert window.presentation.action in window.view_menu.actions()
     window.presentation.enter()
-    qtbot.waitUntil(window.isFullScreen, timeout=5000)
+    qtbot.waitUntil(window.isFullScreen, timeout=WAIT_MS)
     screen = QApplication.primaryScreen().geometry()
-    qtbot.waitUntil(lambda: window.scene_view.width() == screen.width(), timeout=5000)
+    qtbot.waitUntil(lambda: window.scene_view.width() == screen.width(), timeout=WAIT_MS)
     assert window.presentation.clock.isVisible() and not window.menuBar().isVisible()
     window.presentation.leave()
-    qtbot.waitUntil(lambda: not window.isFullScreen(), timeout=5000)
+    qtbot.waitUntil(lambda: not window.isFullScreen(), timeout=WAIT_MS)
     assert window.menuBar().isVisible() and window.scene_view.width() < screen.width()

@@ -44,8 +44,9 @@ MAX_FRAME_WALL_S = 0.1
 class ReplayWindow(QMainWindow):
     """The replay of ``replay`` (a :class:`~app.throws.fitting.replay.FlightReplay`).
 
-    ``time`` is the played time (s since the release); ``first_frame_drawn`` is emitted once
-    the scene has been drawn, ``frames_drawn`` counts them.
+    ``time`` is the played time (s since the release); ``first_frame_drawn`` is emitted (GUI
+    thread, from the event loop) once the scene has been rendered in the shown window,
+    ``frames_drawn`` counts the scene's renders.
     """
 
     VIEW = "replay"
@@ -58,6 +59,7 @@ class ReplayWindow(QMainWindow):
         self.time = 0.0
         self.playing = True
         self.frames_drawn = 0
+        self._announced = False
         self._closing = False
         self._paused_at_end = None
         self._last_wall = time.perf_counter()
@@ -68,6 +70,10 @@ class ReplayWindow(QMainWindow):
 
         self.plotter = QtInteractor(self, multi_samples=0, auto_update=False)
         self.plotter.setMinimumSize(320, 240)
+        self.plotter.ren_win.AddObserver("EndEvent", self._on_rendered)
+        self._first_frame_timer = QTimer(self)  # a child: it cannot outlive the window
+        self._first_frame_timer.setSingleShot(True)
+        self._first_frame_timer.timeout.connect(self.first_frame_drawn.emit)
         self.view = self.spec.build({"body": self.plotter}, (scenario,), {"model": replay.model is not None})
         self.key = overlay_label(self.plotter, legend_html(self.view.legend_rows))
         self.plots = SpecPlots(self.spec.plots)
@@ -200,9 +206,33 @@ class ReplayWindow(QMainWindow):
         flips = self.timelines[0].flips
         done = int((flips <= self.time).sum())
         self.time_label.setText(f"t = {self.time:.3f} s of {self.replay.duration:.3f} s   flips: {done}")
+
+    def _on_rendered(self, *_args) -> None:
+        """VTK observer of the scene's render window: one frame drawn. The first drawn while the
+        window is shown is announced from the event loop (a listener may close the window, which
+        must not finalize the GL view in the middle of a paint); a render before the window is
+        shown draws nothing anyone sees."""
         self.frames_drawn += 1
-        if self.frames_drawn == 1:
-            QTimer.singleShot(0, self.first_frame_drawn.emit)
+        if not self._announced and self.isVisible():
+            self._announced = True
+            self._first_frame_timer.start(0)
+
+    def played_after(self, wall_s: float) -> float:
+        """The played time (s since the release) a playback that never stalled reaches
+        ``wall_s`` seconds of wall time after its first frame, at the speed and loop set now:
+        what ``--quit-after`` shows, on any machine (a busy one draws fewer frames, and each
+        advances at most MAX_FRAME_WALL_S)."""
+        duration = self.replay.duration
+        wall = max(float(wall_s), 0.0)
+        if self.loop.isChecked():  # each lap: the flight, then LOOP_PAUSE_S at the catch
+            wall %= duration / self.speed + LOOP_PAUSE_S
+        return min(wall * self.speed, duration)
+
+    def hold_at(self, t: float) -> None:
+        """Pause and show the flight at ``t`` (s since the release): scene and plots posed now."""
+        if self.playing:
+            self.toggle_play()
+        self.seek(t)
 
     def _refresh_plots(self) -> None:
         spans = [tl.span(None, self.time) for tl in self.timelines]
@@ -231,6 +261,7 @@ class ReplayWindow(QMainWindow):
             self._closing = True
             self.frame_timer.stop()
             self.plot_timer.stop()
+            self._first_frame_timer.stop()
             self.plots.release()
             self.plotter.close()
         super().closeEvent(event)

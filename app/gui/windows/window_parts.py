@@ -25,19 +25,23 @@ OVERLAY_STYLE = ("QLabel { background: rgba(22, 25, 30, 190); color: #c9d1d9; bo
 class CameraFitter(QObject):
     """Fits the camera of ``window``'s 3D view to the view's new shape after each resize,
     once VTK has the new size, unless the user has moved it since it was last fitted
-    (``window.scene.fit_to_view``); nothing once the window is closing. GUI thread."""
+    (``window.scene.fit_to_view``); nothing once the window is closing. GUI thread.
+    ``pending`` is True from a resize until its fit has run (what a test waits for)."""
 
     def __init__(self, window, view):
         super().__init__(window)
         self._window = window
+        self.pending = False
         view.installEventFilter(self)
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 - Qt API
         if event.type() == QEvent.Resize:
+            self.pending = True
             QTimer.singleShot(0, self._fit)
         return False
 
     def _fit(self) -> None:
+        self.pending = False
         fit = getattr(self._window.scene, "fit_to_view", None)
         if fit is not None and not self._window._closing:
             fit()

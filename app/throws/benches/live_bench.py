@@ -1,6 +1,11 @@
 """The live stream's figures: a synthetic session replayed in real time through a stand-in phone
 with an outage and a clear midway, while ``tumble live --json --out`` runs in a child process.
 
+As a user does it: the phone is open but not measuring until the child says ``connected`` (the
+user presses start once the app is following), and the child is stopped with Ctrl+C TAIL_S after
+the last sample was played. A child that starts slowly (a busy machine) thus misses no throw: the
+playback's clock, which a clear and an outage follow, starts only once it listens.
+
 Printed: throws reported as one flight each (start and end within 0.1 s of the true ones, as
 last reported), the latency of each flight's first report after its catch (wall s), the child's CPU time over its wall time
 (from the kernel's accounting of the child), the end ratios against an offline fit of the
@@ -12,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -31,6 +37,12 @@ from ..recordings.reader import read_recording
 MATCH_S = 0.1
 #: wall seconds the client runs past the end of the replay
 TAIL_S = 3.0
+#: the longest the phone waits for the child's ``connected`` before it starts measuring anyway
+#: (wall s): a child's start-up (imports, compiled kernels) takes 1-2 s idle, 5-10 s on a machine
+#: busy with other jobs; generous, since a child that never connects is reported, not waited for
+CONNECT_DEADLINE_S = 120.0
+#: how often the bench looks at the child's events while waiting (s)
+LOOK_S = 0.02
 
 
 def session(folder: Path, throws: int, seed: int):
@@ -63,6 +75,16 @@ def follow(cmd):
     return proc, events, began, reader
 
 
+def wait_for(condition, deadline_s: float) -> bool:
+    """Wait until ``condition()`` holds or ``deadline_s`` (wall s) have passed; whether it held."""
+    end = time.monotonic() + deadline_s
+    while not condition():
+        if time.monotonic() >= end:
+            return False
+        time.sleep(LOOK_S)
+    return True
+
+
 def run_live_bench(throws: int = 12, seed: int = 2026, speed: float = 1.0, outage_s: float = 2.5,
                    say=print) -> dict:
     """Replay, follow, measure; returns the figures (see the module's docstring)."""
@@ -79,11 +101,21 @@ def run_live_bench(throws: int = 12, seed: int = 2026, speed: float = 1.0, outag
             best = min(gaps, key=lambda g: abs(0.5 * (g[0] + g[1]) - at))
             replay.schedule(best[0], kind, seconds)
         out = folder / "out"
+        # --duration only bounds a child the bench could not stop; Ctrl+C ends it normally
         cmd = [sys.executable, "-m", "tumble", "live", replay.url, "--json", "--out", str(out),
-               "--duration", f"{span / speed + TAIL_S:.2f}"]
+               "--duration", f"{CONNECT_DEADLINE_S + span / speed + 2 * TAIL_S:.2f}"]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        replay.control("stop")  # the phone is open, not measuring yet
         replay.start()
         proc, events, began, reader = follow(cmd)
+        wait_for(lambda: any(e["event"] == "connected" for e in events) or proc.poll() is not None,
+                 CONNECT_DEADLINE_S)
+        played_from = time.monotonic() - began - replay.position() / speed  # the wall s of timeline time 0
+        replay.control("start")
+        wait_for(lambda: replay.finished() or proc.poll() is not None, CONNECT_DEADLINE_S + span / speed)
+        wait_for(lambda: proc.poll() is not None, TAIL_S)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)  # Ctrl+C: the child fits what it received and ends with 0
         proc.wait()
         wall = time.monotonic() - began
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -104,7 +136,7 @@ def run_live_bench(throws: int = 12, seed: int = 2026, speed: float = 1.0, outag
                     and abs(e["end"] + (clear_origin if e["segment"] else 0.0) - end) <= MATCH_S]
             if len(hits) == 1:
                 found += 1
-                latencies.append(first_wall[hits[0]["number"]] - end / speed)
+                latencies.append(first_wall[hits[0]["number"]] - played_from - end / speed)
             per_throw.append({"start": start, "end": end, "hits": len(hits),
                               "latency_s": latencies[-1] if len(hits) == 1 else None})
         _, reference = fit_paths([str(path)])
