@@ -67,8 +67,9 @@ class Desktop:
     def root_property(self, name: str) -> str:
         return subprocess.run([_need("xprop"), "-root", name], env=self.env, capture_output=True, text=True).stdout
 
-    def client(self, words: str):
-        """(x, y, width, height) of the tumble window whose title holds ``words`` (absolute), or None."""
+    def _window(self, words: str):
+        """(the X id, (x, y, width, height) absolute) of the tumble top-level window whose title
+        holds ``words``, or (None, None)."""
         tree = subprocess.run([_need("xwininfo"), "-root", "-tree"], env=self.env, capture_output=True,
                               text=True).stdout
         for line in tree.splitlines():
@@ -76,15 +77,34 @@ class Desktop:
                 m = re.search(r"(\d+)x(\d+)[+-]-?\d+[+-]-?\d+\s+\+?(-?\d+)\+?(-?\d+)\s*$", line)
                 if m:
                     w, h, x, y = map(int, m.groups())
-                    return x, y, w, h
-        return None
+                    return line.split()[0], (x, y, w, h)
+        return None, None
+
+    def client(self, words: str):
+        """(x, y, width, height) of the tumble window whose title holds ``words`` (absolute), or None."""
+        return self._window(words)[1]
 
     def key(self, words: str, key: str) -> None:
-        ids = subprocess.run([_need("xdotool"), "search", "--name", words], env=self.env, capture_output=True,
-                             text=True).stdout.split()
-        assert ids, f"no window named {words}"
-        subprocess.run([_need("xdotool"), "windowactivate", "--sync", ids[-1], "key", key], env=self.env,
-                       check=True, timeout=30)
+        """Press ``key`` in the tumble window titled with ``words``, activated first. The window is
+        the top-level one the window manager frames (``xdotool search --name`` also finds Qt's
+        and VTK's inner windows of that name; a key sent to one of those was lost, and the test
+        failed on a busy machine, where the search listed them in another order)."""
+        window, _ = self._window(words)
+        assert window is not None, f"no window named {words}"
+        # active first, as the window manager says (_NET_ACTIVE_WINDOW): just after a window is
+        # mapped on a busy machine openbox has not set it yet, ``windowactivate --sync`` then gives
+        # up reading it, and the key went to no window
+        deadline = time.monotonic() + SETTLE_DEADLINE_S
+        while int(window, 16) != self.active_window():
+            assert time.monotonic() < deadline, f"openbox never made {words!r} the active window"
+            subprocess.run([_need("xdotool"), "windowactivate", window], env=self.env, capture_output=True, timeout=30)
+            time.sleep(SAMPLE_S)
+        subprocess.run([_need("xdotool"), "key", key], env=self.env, check=True, timeout=30)
+
+    def active_window(self) -> int | None:
+        """The window the window manager calls active (the root's _NET_ACTIVE_WINDOW), or None."""
+        m = re.search(r"window id # (0x[0-9a-f]+)", self.root_property("_NET_ACTIVE_WINDOW"))
+        return int(m.group(1), 16) if m else None
 
     def close(self):
         for proc in (self.wm, self.xvfb):
