@@ -55,6 +55,44 @@ def _worker(config) -> str:
     return getattr(config, "workerinput", {}).get("workerid", "main")
 
 
+#: xdist workers per core for ``-n auto`` (pyproject.toml's addopts): most of a test's time here
+#: is waiting, not computing (a window shown for its ``--quit-after`` seconds, a live demo in real
+#: time, a child's start-up, a browser), so two workers a core keep both cores busy; the suite's
+#: CPU time over its wall time on two workers was about a third (README, for developers)
+WORKERS_PER_CORE = 2
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: :data:`WORKERS_PER_CORE` workers for each core this process may use."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, WORKERS_PER_CORE * cores)
+
+
+#: a file to append each test's CPU seconds to (this process's and its reaped children's, set-up,
+#: call and tear-down together), when set: ``TUMBLE_TEST_CPU=cpu.tsv pytest``; the README's
+#: developers' section ranks the suite's CPU by module from it
+CPU_LOG = os.environ.get("TUMBLE_TEST_CPU")
+
+
+def _cpu_seconds() -> float:
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if not CPU_LOG:
+        return (yield)
+    cpu, wall = _cpu_seconds(), time.perf_counter()
+    try:
+        return (yield)
+    finally:
+        with open(CPU_LOG, "a", encoding="utf-8") as log:
+            log.write(f"{item.nodeid}\t{_cpu_seconds() - cpu:.3f}\t{time.perf_counter() - wall:.3f}\n")
+
+
 def pytest_configure(config):
     """A private home for this process, made before any test module is imported."""
     import tempfile

@@ -16,7 +16,7 @@ REPLAY_OUTPUTS = (".mp4", ".gif", ".csv")
 
 def add_replay_parser(sub) -> None:
     """``tumble replay RECORDING [--fit FIT.toml] [--flight N] [--speed X] [--out FILE]``."""
-    from ..throws.fitting.replay import DEFAULT_SPEED
+    from ..throws.fitting.defaults import DEFAULT_SPEED  # a light module: the parser is built by every command
 
     r = sub.add_parser("replay", help="replay one recorded flight in 3D: the measured rates turned into the object's "
                                       "orientation, the fitted model beside it")

@@ -17,7 +17,7 @@ from itertools import product
 import numpy as np
 
 from ..physics import quaternion as quat
-from ..physics.compiled.kernels import OMEGA_LIMIT
+from ..physics.limits import OMEGA_LIMIT
 from ..physics.errors import ParameterError
 from ..scenario.schema import MAX_MAGNITUDE as SCENARIO_MAGNITUDE
 

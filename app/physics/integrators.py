@@ -19,10 +19,9 @@ from typing import Callable
 
 import numpy as np
 
-from .compiled import jit, kernels
+from .compiled import layout as kernels  # the kernels' numbers; the kernels themselves (numba) on first use
 from .errors import DivergenceError, ParameterError
 from .model import Model, compile_model
-from .compiled.runs import run_name
 from .state import State, Trajectory
 
 # ---------------------------------------------------------------- limits of one run
@@ -417,6 +416,9 @@ PROGRESS_CHUNK = 2000
 
 
 def _run_fixed(model, rows0, times, method, dt, t0, progress, options) -> np.ndarray:
+    from .compiled import jit  # numba starts here, not when the parser reads the registry
+    from .compiled.runs import run_name
+
     order = splitting_order(model.moments)
     name = run_name(method, model.params, model.points)
     n_bodies = rows0.shape[0]
@@ -484,6 +486,8 @@ class _TooManySteps(Exception):
 
 def _run_dop853(model, rows0, times, dt, rtol, atol, t0) -> np.ndarray:
     from scipy.integrate import solve_ivp
+
+    from .compiled import jit
 
     n, width = rows0.shape
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .compiled import kernels
+from .compiled import layout as kernels  # the kernels' numbers, without numba
 from . import quaternion as quat
 from .body import Body
 from .loads import Loads

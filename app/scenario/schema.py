@@ -12,7 +12,7 @@ import numpy as np
 from ..physics import body as bodies
 from ..physics.body import Body, Damper, Rotor
 from ..physics.errors import ParameterError
-from ..physics.compiled.kernels import OMEGA_LIMIT
+from ..physics.limits import OMEGA_LIMIT
 from ..physics import quaternion as quat
 from ..physics.integrators import (
     DEFAULT_REORTHO,

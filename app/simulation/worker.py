@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..physics import diagnostics
-from ..physics.compiled import jit
 from ..physics.errors import DivergenceError, ParameterError
 from ..physics.state import State
 from ..scenario import Scenario
@@ -407,6 +406,8 @@ class SimulationWorker(threading.Thread):
         """A new time map from the state on (a new segment, or the old map's look-ahead used up)."""
         self._map = None
         if self._make_map is not None:
+            from ..physics.compiled import jit  # numba: here, not when the parser reads the speeds
+
             with jit.never_waiting():
                 self._map = self._make_map(self._scenario, self._state)
         self._set_record_interval()
@@ -491,6 +492,8 @@ class SimulationWorker(threading.Thread):
                 n_records, end_clip = max_records, True
         span = n_records * self._record_dt
         solver = self._scenario.solver
+        from ..physics.compiled import jit
+
         with jit.never_waiting():  # the body moves while a kernel loads or compiles
             traj = simulate(self._model, self._state, self._integrator, self._dt, span, sample=self._record_dt,
                             rtol=solver.rtol, atol=solver.atol)
@@ -578,6 +581,8 @@ class SimulationWorker(threading.Thread):
         self._error_detail = ""
 
     def _publish(self) -> None:
+        from ..physics.compiled import jit
+
         first = self._rates[0] if self._rates else None
         rtf = sps = 0.0
         if self._running and first is not None and len(self._rates) > 1:

@@ -58,42 +58,13 @@ import math
 import numpy as np
 from numba import njit, types
 
-#: method ids (:mod:`.runs` has one entry kernel per id); the names and every other fact of
-#: each method are in ``integrators.REGISTRY``
-EULER, SEMI_IMPLICIT_EULER, RK4, MIDPOINT, SPLITTING, SPLITTING4, ROTMAT_EULER, LIE_RK4 = range(8)
-#: length of ``params`` and where the drag and the internal parts live in it (see the
-#: module docstring)
-N_PARAMS = 45
-DRAG_FLAG = 20
-DRAG_LINEAR = 21
-DRAG_QUADRATIC = 30
-PARTS_FLAG = 39
-DAMPER_INERTIA = 40
-DAMPER_COEFFICIENT = 41
-ROTOR_MOMENTUM = 42
-#: drag flag bits
-DRAG_LINEAR_BIT, DRAG_QUADRATIC_BIT = 1, 2
-#: internal parts flag bits
-DAMPER_BIT, ROTOR_BIT = 1, 2
-#: row width of each method: rotmat-euler carries its rotation matrix and a step counter
-ROW_WIDTH = 13
-ROTMAT_ROW_WIDTH = 23
-#: numbers a damper adds at the end of a row (its sphere's angular velocity)
-DAMPER_WIDTH = 3
-#: re-orthonormalisation schemes of rotmat-euler (``options[1]``)
-REORTHO_POLAR, REORTHO_GRAM_SCHMIDT = 0, 1
-#: polar decomposition by Bjorck-Bowie iteration R <- R (3 I - R^T R) / 2: iterations at most
-POLAR_MAX_ITER = 20
-
-#: |omega| (rad/s) past which a run counts as diverged
-OMEGA_LIMIT = 1e6
-#: implicit midpoint: fixed-point iterations before giving up (converges ~ h|w|/2 per iteration)
-MIDPOINT_MAX_ITER = 200
-
-_CBRT2 = 2.0 ** (1.0 / 3.0)
-#: Yoshida (1990) triple-jump weights: S(w1 h) S(w0 h) S(w1 h) is of order four
-YOSHIDA_W1 = 1.0 / (2.0 - _CBRT2)
-YOSHIDA_W0 = -_CBRT2 / (2.0 - _CBRT2)
+from .layout import (  # noqa: F401 (the kernels' numbers, also read from here)
+    EULER, SEMI_IMPLICIT_EULER, RK4, MIDPOINT, SPLITTING, SPLITTING4, ROTMAT_EULER, LIE_RK4,
+    N_PARAMS, DRAG_FLAG, DRAG_LINEAR, DRAG_QUADRATIC, PARTS_FLAG, DAMPER_INERTIA,
+    DAMPER_COEFFICIENT, ROTOR_MOMENTUM, DRAG_LINEAR_BIT, DRAG_QUADRATIC_BIT, DAMPER_BIT, ROTOR_BIT,
+    ROW_WIDTH, ROTMAT_ROW_WIDTH, DAMPER_WIDTH, REORTHO_POLAR, REORTHO_GRAM_SCHMIDT, POLAR_MAX_ITER,
+    MIDPOINT_MAX_ITER, YOSHIDA_W1, YOSHIDA_W0, OMEGA_LIMIT,
+)
 
 
 @njit(cache=True)

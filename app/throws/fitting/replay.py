@@ -16,12 +16,12 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
 from ...physics import quaternion as quat
 from ...physics.body import Body, box, equivalent_box_size, principal
 from ...physics.errors import ParameterError, format_value
 from ...physics.sampled import interpolate, orientations, orientations_at
+from .defaults import DEFAULT_SPEED  # noqa: F401 (the replay's default, here for its users)
 from .dynamics import drag_torque
 from .edges import start_rate
 from .fit import FitResult, fit_recordings
@@ -39,9 +39,6 @@ MODEL_MAX_STEPS = 10_000
 MODEL_WALL_S = 20.0
 #: calls of the right-hand side per DOP853 step (12), with room for rejected steps
 DOP853_CALLS_PER_STEP = 16
-#: playback speed of a replay (s of flight per s of video or of wall time): a flight lasts
-#: about a second; at a quarter of its speed a class sees the flip
-DEFAULT_SPEED = 0.25
 #: the columns of ``tumble replay --out FILE.csv``, and those a model adds
 CSV_COLUMNS = ("t", "qw", "qx", "qy", "qz", "wx", "wy", "wz")
 MODEL_COLUMNS = ("model_qw", "model_qx", "model_qy", "model_qz")
@@ -145,6 +142,8 @@ def model_solution(body: FittedBody, t0: float, t1: float, w0, field: str = "--f
     Bounded: at most :data:`MODEL_MAX_STEPS` steps and :data:`MODEL_WALL_S` seconds, else
     :class:`ParameterError` naming ``field``, as is a model that scipy cannot carry to ``t1`` or
     that leaves finite numbers (no warning is printed on the way)."""
+    from scipy.integrate import solve_ivp  # here: every command's parser imports this module
+
     jm = np.asarray(body.inertia, dtype=float)
     ji = np.linalg.inv(jm)
     c = np.asarray(body.drag, dtype=float)
