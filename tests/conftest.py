@@ -251,6 +251,21 @@ def pytest_collection_modifyitems(config, items):
     return (yield)
 
 
+#: CPU seconds of the busy loop :func:`contention` times (long against the scheduler's 4 ms slices)
+CONTENTION_PROBE_S = 0.25
+
+
+def contention() -> float:
+    """How many times longer CPU-bound work takes now than on a free core (>= 1): the wall time
+    of a short busy loop in this process over its CPU time. A deadline for a child's work that
+    must hold on a loaded machine (two busy loops, the other test workers) is scaled by it, so
+    that it names the promise (Ctrl+C within a second) and not the machine's speed."""
+    wall, cpu = time.perf_counter(), time.thread_time()
+    while time.thread_time() - cpu < CONTENTION_PROBE_S:
+        pass
+    return max(1.0, (time.perf_counter() - wall) / (time.thread_time() - cpu))
+
+
 def headless_env(**extra) -> dict:
     """This environment without a display, as on a server (plus ``extra`` variables)."""
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}

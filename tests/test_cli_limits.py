@@ -335,3 +335,27 @@ def test_ctrl_c_stops_a_long_run_on_one_line_and_writes_nothing(tmp_path, root):
         _, err = child.finish(timeout=60)
     assert child.proc.returncode == 130 and err.splitlines() == ["tumble: interrupted, nothing written"], err
     assert out.read_text() == PRECIOUS and [p.name for p in tmp_path.iterdir()] == ["X.csv"]
+
+
+def test_ctrl_c_while_the_modules_load_is_one_line_and_exit_130(tmp_path):
+    """Ctrl+C as soon as ``tumble`` starts (its modules still loading, which takes seconds on a busy
+    machine) ends it with the one line and 130, never a traceback from inside an import."""
+    import subprocess
+    import sys
+
+    # the signal handler is set before the first module of the commands is imported: send Ctrl+C
+    # the moment the child says it is there (its first import of the commands, traced)
+    code = ("import sys, os, signal\n"
+            "import importlib.abc\n"
+            "class Tell(importlib.abc.MetaPathFinder):\n"
+            "    def find_spec(self, name, path, target=None):\n"
+            "        if name == 'tumble.cli.core':\n"
+            "            os.kill(os.getpid(), signal.SIGINT)\n"
+            "        return None\n"
+            "sys.meta_path.insert(0, Tell())\n"
+            "sys.argv = ['tumble', 'simulate', 't-handle', '--out', 'x.csv']\n"
+            "from tumble.cli import main\n"
+            "sys.exit(main())\n")
+    res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 130 and res.stderr.splitlines() == ["tumble: interrupted, nothing written"], res.stderr
+    assert list(tmp_path.iterdir()) == []

@@ -51,6 +51,8 @@ OTHER_PACKAGES_PRIVATE = {
     # windows are closed and the line printed, Qt's and VTK's own shutdown would take 1-2 s more
     "cli/core.py": {"os._exit"},
     "gui/common/interrupt.py": {"os._exit"},
+    # Ctrl+C while the modules load: the interpreter would unwind a half-done import
+    "cli/__init__.py": {"os._exit"},
 }
 
 

@@ -37,8 +37,8 @@ from ..api.arguments import (
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 #: what a shell reports for a process killed by SIGPIPE (128 + 13)
 EXIT_BROKEN_PIPE = 141
-#: what a shell reports for a process stopped by Ctrl+C (128 + SIGINT)
-EXIT_INTERRUPTED = 130
+#: Ctrl+C's exit status (what a shell reports: 128 + SIGINT) and line, also said while the modules load
+from . import EXIT_INTERRUPTED, INTERRUPTED_LINE  # noqa: E402
 
 
 class _Parser(argparse.ArgumentParser):
@@ -396,7 +396,7 @@ def main(argv=None) -> int:
         print(f"tumble: error: {shorten(err.strerror or err, 200)}{where}", file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:  # every file is written atomically: nothing partial is left
-        print("tumble: interrupted, nothing written", file=sys.stderr)
+        print(INTERRUPTED_LINE, file=sys.stderr)
         if entry_point and "PyQt5.QtCore" in sys.modules:
             _end_now(EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
