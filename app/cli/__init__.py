@@ -12,9 +12,7 @@ import signal
 import sys
 import threading
 
-#: what Ctrl+C prints, and the exit status, as :func:`.core.main` does once it runs
-INTERRUPTED_LINE = "tumble: interrupted, nothing written"
-EXIT_INTERRUPTED = 130
+from .words import EXIT_INTERRUPTED, INTERRUPTED_LINE
 
 
 def _interrupted_while_loading(_signum, _frame) -> None:

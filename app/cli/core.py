@@ -37,8 +37,7 @@ from ..api.arguments import (
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 #: what a shell reports for a process killed by SIGPIPE (128 + 13)
 EXIT_BROKEN_PIPE = 141
-#: Ctrl+C's exit status (what a shell reports: 128 + SIGINT) and line, also said while the modules load
-from . import EXIT_INTERRUPTED, INTERRUPTED_LINE  # noqa: E402
+from .words import EXIT_INTERRUPTED, INTERRUPTED_LINE  # noqa: E402 (Ctrl+C's line and status)
 
 
 class _Parser(argparse.ArgumentParser):
