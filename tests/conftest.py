@@ -552,16 +552,31 @@ def pose_numbers():
         and ghosts, by name (what a pose sets), plus its 2D panes' data (the stability track)."""
         found: dict = {}
 
-        def walk(prefix, scene):
+        def walk(prefix, scene, offset=None):
+            # a row of bodies (the engines view) places body k at its ``offsets[k]``, laid out for
+            # the pane's shape (the window's and the export's differ): there each actor's turn and
+            # its last point in the world less the body's offset are compared (the point placed by
+            # the actor's matrix, or drawn in the world, as a trail is)
+            offsets = getattr(scene, "offsets", None)
             for key, sub in enumerate(getattr(scene, "scenes", ()) or ()):
-                walk(f"{prefix}/{key}", sub)
+                shift = None if offsets is None else (0.0 if offset is None else offset) + np.asarray(offsets[key], float)
+                walk(f"{prefix}/{key}", sub, shift)
             actors = getattr(scene, "_actors", None) or {}
             for key, actor in actors.items():
                 if hasattr(actor, "user_matrix"):
-                    found[f"{prefix}/{key}/matrix"] = np.array(actor.user_matrix)
+                    matrix = np.array(actor.user_matrix)
                     data = actor.GetMapper().GetInput() if actor.GetMapper() is not None else None
+                    end = None
                     if data is not None and data.GetNumberOfPoints():
-                        found[f"{prefix}/{key}/end"] = np.array(data.GetPoint(data.GetNumberOfPoints() - 1))
+                        end = np.array(data.GetPoint(data.GetNumberOfPoints() - 1))
+                    if offset is None:
+                        found[f"{prefix}/{key}/matrix"] = matrix
+                        if end is not None:
+                            found[f"{prefix}/{key}/end"] = end
+                    elif key != "grid":  # the floor under the row lies where the layout puts it
+                        found[f"{prefix}/{key}/turn"] = matrix[:3, :3]
+                        if end is not None:
+                            found[f"{prefix}/{key}/end"] = matrix[:3, :3] @ end + matrix[:3, 3] - offset
             for key in ("construction", "herpolhode", "polhode"):
                 value = getattr(scene, key, None)
                 if isinstance(value, np.ndarray):

@@ -111,6 +111,7 @@ class ScreenFitter(QObject):
         self._shown = False
         self._since = 0.0
         self._size_then = QSize()
+        self._keep_wanted = False
         self._timer = QTimer(self)  # a child: it dies with the window
         self._timer.setInterval(FRAME_POLL_MS)
         self._timer.timeout.connect(self._poll)
@@ -125,7 +126,10 @@ class ScreenFitter(QObject):
             before, now = event.oldState(), self.window.windowState()
             if before & (Qt.WindowFullScreen | Qt.WindowMaximized) and not now & (
                     Qt.WindowFullScreen | Qt.WindowMaximized | Qt.WindowMinimized):
-                self.fit_when_framed(centre=False)  # the size it had before (see :meth:`remember`)
+                # the size it had before (see :meth:`remember`): what the window manager passes
+                # through on the way back (the whole work area, on a busy machine for a while) is
+                # not a size the user chose
+                self.fit_when_framed(centre=False, keep_wanted=True)
         return False
 
     def remember(self) -> None:
@@ -133,10 +137,13 @@ class ScreenFitter(QObject):
         if not self.window.windowState() & (Qt.WindowFullScreen | Qt.WindowMaximized):
             self.wanted = self.window.size()
 
-    def fit_when_framed(self, wanted: QSize | None = None, centre: bool | None = None) -> None:
-        """Fit the window to ``wanted`` once the window manager has framed it."""
+    def fit_when_framed(self, wanted: QSize | None = None, centre: bool | None = None,
+                        keep_wanted: bool = False) -> None:
+        """Fit the window to ``wanted`` once the window manager has framed it (a size the window
+        took meanwhile is wanted instead, unless ``keep_wanted``)."""
         if wanted is not None:
             self.wanted = QSize(wanted)
+        self._keep_wanted = keep_wanted
         self._centre_next = self.centre if centre is None else centre
         self._since = time.perf_counter()
         self._size_then = self.window.size()
@@ -155,7 +162,7 @@ class ScreenFitter(QObject):
             return
         self._timer.stop()
         _measured[0] = margins  # none after FRAME_WAIT_S: this display frames no window
-        if w.size() != self._size_then:  # resized meanwhile (by the user, a test): that size is wanted
+        if w.size() != self._size_then and not self._keep_wanted:  # resized meanwhile (the user, a test): wanted
             self.wanted, self._centre_next = w.size(), False
         fit_window(w, centre=self._centre_next, wanted=self.wanted, margins=margins)
         self.fitted += 1
