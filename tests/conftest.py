@@ -68,6 +68,28 @@ def pytest_xdist_auto_num_workers(config):
     return max(1, WORKERS_PER_CORE * cores)
 
 
+#: modules whose tests share no module fixture and are long one by one (the README's blocks, each
+#: a few commands: 7 minutes in all): under ``--dist loadscope`` each of their tests is a unit of
+#: work of its own, spread over the workers, instead of the whole module going to one of them
+SPREAD_MODULES = ("tests/test_readme_as_written.py", "tests/test_hostile_audit.py", "tests/test_views.py",
+                  "tests/test_hostile_live.py", "tests/test_scenarios.py")
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadscope`` with the tests of :data:`SPREAD_MODULES` scheduled one by one."""
+    if config.getoption("dist", None) != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SpreadScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:  # xdist's documented point of change
+            if nodeid.split("::", 1)[0] in SPREAD_MODULES:
+                return nodeid
+            return super()._split_scope(nodeid)
+
+    return SpreadScheduling(config, log)
+
+
 #: a file to append each test's CPU seconds to (this process's and its reaped children's, set-up,
 #: call and tear-down together), when set: ``TUMBLE_TEST_CPU=cpu.tsv pytest``; the README's
 #: developers' section ranks the suite's CPU by module from it
