@@ -124,35 +124,27 @@ def _on_screen(rect, size) -> bool:
     return x >= 0 and y >= 0 and x + w <= size[0] and y + h <= size[1]
 
 
-def _settled(desktop, words, child, last=None):
-    """The window's client rectangle once it has held still for SETTLED_SAMPLES samples (and
-    differs from ``last``, when given: it has moved since)."""
-    seen = []
-    deadline = time.monotonic() + SETTLE_DEADLINE_S
-    while time.monotonic() < deadline:
-        assert child.poll() is None, child.communicate()[1]
-        rect = desktop.client(words)
-        seen = (seen + [rect])[-SETTLED_SAMPLES:]
-        if rect is not None and len(seen) == SETTLED_SAMPLES and len(set(seen)) == 1 and rect != last:
-            return rect
-        time.sleep(SAMPLE_S)
-    pytest.fail(f"the window {words!r} never settled: last seen {seen}")
-
-
 def _until(desktop, words, child, wanted, what: str):
-    """The window's client rectangle once ``wanted(rect)`` holds, within SETTLE_DEADLINE_S: a
-    full-screen switch passes through other geometries, each of which a busy machine may hold
-    for longer than SETTLED_SAMPLES samples, so the test waits for the one it expects."""
+    """The window's client rectangle once ``wanted(rect, seen)`` holds (``seen``: the last
+    SETTLED_SAMPLES samples), within SETTLE_DEADLINE_S: a full-screen switch passes through other
+    geometries, each of which a busy machine may hold for longer than SETTLED_SAMPLES samples, so
+    a test waits for the one it expects."""
     seen = []
     deadline = time.monotonic() + SETTLE_DEADLINE_S
     while time.monotonic() < deadline:
         assert child.poll() is None, child.communicate()[1]
         rect = desktop.client(words)
         seen = (seen + [rect])[-SETTLED_SAMPLES:]
-        if rect is not None and wanted(rect):
+        if rect is not None and wanted(rect, seen):
             return rect
         time.sleep(SAMPLE_S)
     pytest.fail(f"the window {words!r} never {what}: last seen {seen}")
+
+
+def _settled(desktop, words, child):
+    """The window's client rectangle once it has held still for SETTLED_SAMPLES samples."""
+    return _until(desktop, words, child, lambda rect, seen: len(seen) == SETTLED_SAMPLES and len(set(seen)) == 1,
+                  "settled")
 
 
 @pytest.mark.parametrize("name, args, words", WINDOWS, ids=[w[0] for w in WINDOWS])
@@ -168,14 +160,14 @@ def test_every_window_opens_with_its_client_area_on_the_screen(desktop, tmp_path
         if name == "main":  # after F11 then Esc: back within the screen, not full screen under a title bar
             desktop.key(words, "F11")
             screen = (0, 0, *desktop.size)
-            full = _until(desktop, words, child, lambda r: r == screen, f"filled the screen {screen}")
+            full = _until(desktop, words, child, lambda r, _: r == screen, f"filled the screen {screen}")
             desktop.key(words, "Escape")
-            _until(desktop, words, child, lambda r: r != full, "left full screen")
+            _until(desktop, words, child, lambda r, _: r != full, "left full screen")
             # back within the screen, at least as large as it opened: on a busy machine the size that
             # first held still for a second may be the one sized for the frame expected before openbox
             # framed the window, which the window then grows from to fill the work area
             back = _until(desktop, words, child,
-                          lambda r: _on_screen(r, desktop.size) and r[2] >= rect[2] and r[3] >= rect[3],
+                          lambda r, _: _on_screen(r, desktop.size) and r[2] >= rect[2] and r[3] >= rect[3],
                           f"came back within the screen at least at its size {rect[2:]}")
             assert _on_screen(back, desktop.size), (back, rect)
     finally:
