@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from .compiled import layout as kernels  # the kernels' numbers; the kernels themselves (numba) on first use
+from .compiled import layout  # the kernels' numbers; the kernels themselves (numba) on first use
 from .errors import DivergenceError, ParameterError
 from .model import Model, compile_model
 from .state import State, Trajectory
@@ -66,8 +66,8 @@ class IntegratorInfo:
     #: compiled kernels (``dop853`` through scipy, ``exact`` from the closed form), which
     #: can also sample at any time rather than on its own steps
     kernel_id: int | None
-    #: numbers in one state row (:mod:`.compiled.kernels`); a damper adds ``kernels.DAMPER_WIDTH``
-    row_width: int = kernels.ROW_WIDTH
+    #: numbers in one state row (:mod:`.compiled.kernels`); a damper adds ``layout.DAMPER_WIDTH``
+    row_width: int = layout.ROW_WIDTH
     #: the closed form of the free body: no applied torque or force, no damper or rotor
     torque_free_only: bool = False
     #: its sub-flows are exact free rigid-body rotations, so a damper or a rotor breaks it
@@ -86,25 +86,25 @@ class IntegratorInfo:
 #: every integrator the physics core offers, in the order menus show them (sources of each
 #: method: :mod:`.compiled.kernels`, :mod:`.exact`); the one table every reader uses
 REGISTRY: tuple[IntegratorInfo, ...] = (
-    IntegratorInfo("euler", "explicit Euler, 1st order, quaternion renormalised", 1, kernels.EULER),
+    IntegratorInfo("euler", "explicit Euler, 1st order, quaternion renormalised", 1, layout.EULER),
     IntegratorInfo("semi-implicit-euler", "semi-implicit (symplectic-style) Euler of the course notes, 1st order",
-                   1, kernels.SEMI_IMPLICIT_EULER),
-    IntegratorInfo("rk4", "classic Runge-Kutta, 4th order, quaternion renormalised", 4, kernels.RK4),
+                   1, layout.SEMI_IMPLICIT_EULER),
+    IntegratorInfo("rk4", "classic Runge-Kutta, 4th order, quaternion renormalised", 4, layout.RK4),
     IntegratorInfo("midpoint", "implicit midpoint, 2nd order, conserves |L| and E of the free body", 2,
-                   kernels.MIDPOINT),
+                   layout.MIDPOINT),
     IntegratorInfo("splitting", "Lie-Poisson splitting, 2nd order, |L| and world L to round-off", 2,
-                   kernels.SPLITTING, rigid_only=True),
-    IntegratorInfo("splitting4", "Yoshida composition of the splitting, 4th order", 4, kernels.SPLITTING4,
+                   layout.SPLITTING, rigid_only=True),
+    IntegratorInfo("splitting4", "Yoshida composition of the splitting, 4th order", 4, layout.SPLITTING4,
                    rigid_only=True),
     IntegratorInfo("dop853", "adaptive Dormand-Prince 8(5,3) via scipy, dt = largest step", 8, None,
                    solver_options=("rtol", "atol"), max_steps=MAX_STEPS_DOP853),
     IntegratorInfo("exact", "closed-form torque-free solution (Jacobi elliptic functions)", None, None,
                    torque_free_only=True, rigid_only=True),
     IntegratorInfo("rotmat-euler", "course-notes Euler on a rotation matrix, re-orthonormalised every k steps",
-                   1, kernels.ROTMAT_EULER, row_width=kernels.ROTMAT_ROW_WIDTH,
+                   1, layout.ROTMAT_EULER, row_width=layout.ROTMAT_ROW_WIDTH,
                    solver_options=("reorthonormalize", "reorthonormalize_every")),
     IntegratorInfo("lie-rk4", "Runge-Kutta-Munthe-Kaas 4 on SO(3), exponential map, no renormalisation", 4,
-                   kernels.LIE_RK4),
+                   layout.LIE_RK4),
 )
 _BY_NAME = {info.name: info for info in REGISTRY}
 #: derived views of :data:`REGISTRY`: the names in menu order, and their descriptions
@@ -123,7 +123,7 @@ def integrator_info(name: str) -> IntegratorInfo:
 
 
 #: rotmat-euler re-orthonormalisation: schemes by name, and the default (every step, polar)
-REORTHO_SCHEMES = {"polar": kernels.REORTHO_POLAR, "gram-schmidt": kernels.REORTHO_GRAM_SCHMIDT}
+REORTHO_SCHEMES = {"polar": layout.REORTHO_POLAR, "gram-schmidt": layout.REORTHO_GRAM_SCHMIDT}
 DEFAULT_REORTHO = "polar"
 DEFAULT_REORTHO_EVERY = 1
 #: default tolerances of the adaptive integrator
@@ -402,7 +402,7 @@ def _run(model, state0, times, integrator, dt, rtol, atol, progress=None, option
     else:
         rows = _run_dop853(model, rows0, times, dt, rtol, atol, state0.t)
     c, v, q, w = model.from_rows(rows)
-    matrices = model.matrices_from_rows(rows) if width > kernels.ROW_WIDTH else None
+    matrices = model.matrices_from_rows(rows) if width > layout.ROW_WIDTH else None
     s = model.damper_from_rows(rows)
     if single:
         c, v, q, w = c[:, 0], v[:, 0], q[:, 0], w[:, 0]
@@ -496,7 +496,7 @@ def _run_dop853(model, rows0, times, dt, rtol, atol, t0) -> np.ndarray:
                            model.wforces).ravel()
 
     steps = [0]
-    limit2 = kernels.OMEGA_LIMIT ** 2
+    limit2 = layout.OMEGA_LIMIT ** 2
 
     def runaway(_t, y):
         """Crosses zero downwards when some |omega| passes OMEGA_LIMIT (solve_ivp calls an
@@ -527,9 +527,9 @@ def _run_dop853(model, rows0, times, dt, rtol, atol, t0) -> np.ndarray:
         raise DivergenceError(t_fail, max(1, steps[0] - 1), f"DOP853 failed: {sol.message}")
     rows = sol.y.T.reshape(len(times), n, width).copy()
     rows[..., 6:10] /= np.linalg.norm(rows[..., 6:10], axis=-1, keepdims=True)
-    if not np.all(np.isfinite(rows)) or np.max(np.linalg.norm(rows[..., 10:13], axis=-1)) > kernels.OMEGA_LIMIT:
+    if not np.all(np.isfinite(rows)) or np.max(np.linalg.norm(rows[..., 10:13], axis=-1)) > layout.OMEGA_LIMIT:
         bad = np.argmax(~np.all(np.isfinite(rows.reshape(len(times), -1)), axis=1) |
-                        (np.max(np.linalg.norm(rows[..., 10:13], axis=-1), axis=1) > kernels.OMEGA_LIMIT))
+                        (np.max(np.linalg.norm(rows[..., 10:13], axis=-1), axis=1) > layout.OMEGA_LIMIT))
         raise DivergenceError(t0 + times[bad], int(bad), "non-finite state or |omega| > 1e6 rad/s")
     return rows
 

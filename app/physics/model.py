@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .compiled import layout as kernels  # the kernels' numbers, without numba
+from .compiled import layout  # the kernels' numbers, without numba
 from . import quaternion as quat
 from .body import Body
 from .loads import Loads
@@ -44,7 +44,7 @@ class Model:
         the sphere's rate ``s`` (body frame; None: the sphere turns with the body, s = w).
         """
         c, v, q, w = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (c, v, q, w))
-        extra = kernels.DAMPER_WIDTH if self.has_damper else 0
+        extra = layout.DAMPER_WIDTH if self.has_damper else 0
         rows = np.zeros((c.shape[0], width + extra))
         rows[:, 0:3] = c
         rows[:, 3:6] = v
@@ -61,7 +61,7 @@ class Model:
         """The damper sphere's angular velocity (user body frame) of rows, or None."""
         if not self.has_damper:
             return None
-        return np.asarray(rows)[..., -kernels.DAMPER_WIDTH:] @ self.axes.T
+        return np.asarray(rows)[..., -layout.DAMPER_WIDTH:] @ self.axes.T
 
     def matrices_from_rows(self, rows: np.ndarray) -> np.ndarray:
         """The integrated rotation matrices (user body frame to world) of 23-wide rows."""
@@ -81,7 +81,7 @@ def compile_model(body: Body, loads: Loads | None = None) -> Model:
     loads = loads or Loads()
     moments, axes = body.principal()
     to_p = axes.T  # body coordinates -> principal coordinates
-    params = np.zeros(kernels.N_PARAMS)
+    params = np.zeros(layout.N_PARAMS)
     params[0:3] = moments
     params[3] = body.mass
     params[4:7] = loads.gravity
@@ -102,24 +102,24 @@ def compile_model(body: Body, loads: Loads | None = None) -> Model:
             wforces.append(f.vector)
     parts = 0
     if body.damper is not None:
-        parts |= kernels.DAMPER_BIT
-        params[kernels.DAMPER_INERTIA] = body.damper.inertia
-        params[kernels.DAMPER_COEFFICIENT] = body.damper.coefficient
+        parts |= layout.DAMPER_BIT
+        params[layout.DAMPER_INERTIA] = body.damper.inertia
+        params[layout.DAMPER_COEFFICIENT] = body.damper.coefficient
     if body.rotor is not None:
-        parts |= kernels.ROTOR_BIT
-        params[kernels.ROTOR_MOMENTUM:kernels.ROTOR_MOMENTUM + 3] = to_p @ body.rotor.vector
-    params[kernels.PARTS_FLAG] = float(parts)
+        parts |= layout.ROTOR_BIT
+        params[layout.ROTOR_MOMENTUM:layout.ROTOR_MOMENTUM + 3] = to_p @ body.rotor.vector
+    params[layout.PARTS_FLAG] = float(parts)
     drag = {"linear": np.zeros((3, 3)), "quadratic": np.zeros((3, 3))}
     for d in loads.drags:
         drag[d.model] += to_p @ np.diag(d.coefficients) @ axes  # D = R_P^T C R_P
     flag = 0
     if np.any(drag["linear"] != 0):
-        flag |= kernels.DRAG_LINEAR_BIT
-        params[kernels.DRAG_LINEAR:kernels.DRAG_LINEAR + 9] = drag["linear"].ravel()
+        flag |= layout.DRAG_LINEAR_BIT
+        params[layout.DRAG_LINEAR:layout.DRAG_LINEAR + 9] = drag["linear"].ravel()
     if np.any(drag["quadratic"] != 0):
-        flag |= kernels.DRAG_QUADRATIC_BIT
-        params[kernels.DRAG_QUADRATIC:kernels.DRAG_QUADRATIC + 9] = drag["quadratic"].ravel()
-    params[kernels.DRAG_FLAG] = float(flag)
+        flag |= layout.DRAG_QUADRATIC_BIT
+        params[layout.DRAG_QUADRATIC:layout.DRAG_QUADRATIC + 9] = drag["quadratic"].ravel()
+    params[layout.DRAG_FLAG] = float(flag)
     params[19] = 1.0 if (np.any(params[7:19] != 0) or points or flag or parts) else 0.0
     points_arr = np.array(points, dtype=float).reshape(-1, 3)
     wforces_arr = np.array(wforces, dtype=float).reshape(-1, 3)

@@ -22,22 +22,21 @@ def _colour(qcolor: QColor, source: Palette, target: Palette) -> QColor | None:
     return new
 
 
-def _pen(pen, source, target):
-    pen = QPen(pg.mkPen(pen))
-    new = _colour(pen.color(), source, target)
+def _swapped(style, source, target):
+    """``style`` (a QPen or a QBrush of its own) in ``target``'s colour of its role, or None."""
+    new = _colour(style.color(), source, target)
     if new is None:
         return None
-    pen.setColor(new)
-    return pen
+    style.setColor(new)
+    return style
+
+
+def _pen(pen, source, target):
+    return _swapped(QPen(pg.mkPen(pen)), source, target)
 
 
 def _brush(brush, source, target):
-    brush = QBrush(pg.mkBrush(brush))
-    new = _colour(brush.color(), source, target)
-    if new is None:
-        return None
-    brush.setColor(new)
-    return brush
+    return _swapped(QBrush(pg.mkBrush(brush)), source, target)
 
 
 def recolour_graphics(view, source: Palette, target: Palette) -> None:
