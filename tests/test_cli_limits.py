@@ -6,6 +6,7 @@ more and runs the heavy ones in a child process with its memory and time bounded
 
 import json
 import math
+import os
 import signal
 import time
 
@@ -359,3 +360,35 @@ def test_ctrl_c_while_the_modules_load_is_one_line_and_exit_130(tmp_path):
     res = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert res.returncode == 130 and res.stderr.splitlines() == ["tumble: interrupted, nothing written"], res.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setscheduler") or os.geteuid() != 0,
+                    reason="raising a thread's priority takes root (or CAP_SYS_NICE)")
+def test_a_thread_lowered_to_nice_19_is_back_at_normal_priority_before_the_process_ends():
+    """Mesa's shader-cache thread runs at nice 19 (SCHED_BATCH); ending a window's process,
+    every thread is put back to normal priority first, so that the one that tears the memory
+    down last is not starved on a busy machine (1.5-1.8 s for a 0.05 s teardown, measured)."""
+    import threading
+
+    from tumble.cli.core import threads_to_normal_priority
+
+    ready, done, tid = threading.Event(), threading.Event(), []
+
+    def lowered():
+        tid.append(threading.get_native_id())
+        os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+        os.setpriority(os.PRIO_PROCESS, 0, 19)
+        ready.set()
+        done.wait(30)
+
+    thread = threading.Thread(target=lowered, daemon=True)
+    thread.start()
+    try:
+        assert ready.wait(30)
+        assert os.sched_getscheduler(tid[0]) == os.SCHED_BATCH and os.getpriority(os.PRIO_PROCESS, tid[0]) == 19
+        threads_to_normal_priority()
+        assert os.sched_getscheduler(tid[0]) == os.SCHED_OTHER and os.getpriority(os.PRIO_PROCESS, tid[0]) == 0
+        assert os.getpriority(os.PRIO_PROCESS, 0) == 0  # the calling thread untouched
+    finally:
+        done.set()
+        thread.join(30)
