@@ -7,6 +7,7 @@ No figure of speed is asserted (the benches print them); only that they are cons
 
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -19,6 +20,8 @@ README = ROOT.joinpath("README.md").read_text(encoding="utf-8")
 #: a fitted ratio may lie this many of the fit's standard errors from the truth (a wider miss is a
 #: biased fit, not noise)
 SIGMAS = 5
+#: a kept session fitted again lands this near the ratios written beside it (5 clean flights)
+RATIO_TOLERANCE = 0.01
 
 
 def table(lines: list[str], header_start: str) -> tuple[list[str], list[list[str]]]:
@@ -50,11 +53,19 @@ def published(header: list[str]) -> list[list[str]]:
 # ------------------------------------------------------------------ tumble fit-bench
 
 @pytest.fixture(scope="module")
-def fit_bench():
-    """The lines ``tumble fit-bench`` prints (the README's command, its default seed)."""
-    res = tumble("fit-bench", timeout=540)
+def fit_bench_run(tmp_path_factory):
+    """``tumble fit-bench --out DIR`` run once (the README's command, its default seed): (the lines
+    it prints, DIR). ``--out`` changes no printed figure; it keeps the sessions and the figures."""
+    out = tmp_path_factory.mktemp("fit-bench") / "bench"
+    res = tumble("fit-bench", "--out", out, cwd=out.parent, timeout=540)
     assert res.returncode == 0, res.stderr
-    return res.stdout.splitlines()
+    return res.stdout.splitlines(), out
+
+
+@pytest.fixture(scope="module")
+def fit_bench(fit_bench_run):
+    """The lines ``tumble fit-bench`` prints."""
+    return fit_bench_run[0]
 
 
 @pytest.mark.timeout(600)
@@ -130,6 +141,32 @@ def test_fit_bench_predictions_need_the_drag(fit_bench):
         assert 0 < int(r["near the intermediate axis"]) <= int(r["throws"]) == 50
         assert pct(r["first flip within 5%"]) == 1.0
         assert pct(r["median flip error"]) <= pct(drag["median flip error"])
+
+
+@pytest.mark.timeout(600)
+def test_fit_bench_out_keeps_its_sessions_with_their_truth_and_figures(fit_bench_run):
+    lines, out = fit_bench_run
+    kept = sorted(p.name for p in out.iterdir())
+    assert {"five", "fast", "hundred", "session", "later", "world0", "figures.json"} <= set(kept)
+    assert not [name for name in kept if name.startswith(".")]  # no temporary left behind
+    truth = json.loads((out / "five" / "truth.json").read_text())
+    # a kept session fits again to the body written beside it
+    res = tumble("fit", out / "five", "--axes", "fit", "--json", cwd=out.parent)
+    fitted = json.loads(res.stdout)
+    assert np.max(np.abs(np.asarray(fitted["ratios"]) - truth["ratios"])) < RATIO_TOLERANCE
+    assert len(truth["throws"]) == 5 and (out / "five" / "Raw Data.csv").is_file()
+    # the kept figures (what --json prints) are the printed tables' figures
+    figures = json.loads((out / "figures.json").read_text())
+    header, rows = table(lines, "| data |")
+    assert [r["data"] for r in figures["recovery"]] == [r[0] for r in rows]
+    for kept_row, row in zip(figures["recovery"], rows):
+        r = dict(zip(header, row))
+        assert f"{kept_row['found']}/{kept_row['flights']}" in r[header[1]]
+        assert f"{100 * kept_row['ratio_error']:.3f}%" == r["ratio error (max)"]
+    header, rows = table(lines, "| model |")
+    assert [p["model"] for p in figures["prediction"]] == [r[0] for r in rows]
+    assert [r["data"] for r in figures["real_world"]["rows"]] == [r[0] for r in table(lines, "| recording |")[1]]
+    assert lines[-1].startswith("kept the sessions in ") and lines[-1].endswith("figures in figures.json")
 
 
 # ------------------------------------------------------------------ tumble live-bench

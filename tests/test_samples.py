@@ -151,17 +151,3 @@ def test_an_unknown_name_is_one_line_naming_it(tmp_path):
     assert "no-such-sample" in res.stderr
 
 
-@pytest.mark.timeout(1200)
-def test_fit_bench_out_keeps_its_sessions_with_their_truth(tmp_path):
-    out = tmp_path / "bench"
-    res = tumble("fit-bench", "--json", "--out", out, cwd=tmp_path, timeout=1100)
-    assert res.returncode == 0, res.stderr
-    kept = sorted(p.name for p in out.iterdir())
-    assert {"five", "fast", "hundred", "session", "later", "world0"} <= set(kept)
-    truth = json.loads((out / "five" / "truth.json").read_text())
-    # a kept session fits again to the body written beside it
-    res = tumble("fit", out / "five", "--axes", "fit", "--json", cwd=tmp_path)
-    fitted = json.loads(res.stdout)
-    assert np.max(np.abs(np.asarray(fitted["ratios"]) - truth["ratios"])) < RATIO_TOLERANCE
-    assert len(truth["throws"]) == 5 and (out / "five" / "Raw Data.csv").is_file()
-

@@ -64,7 +64,8 @@ def add_throw_parsers(sub) -> None:
     b.add_argument("--seed", type=whole("--seed", 0, 2**31 - 1), default=2026, help="random seed (default 2026)")
     b.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     b.add_argument("--out", metavar="DIR", help="keep the synthetic sessions there (phyphox folders, each with "
-                                                "truth.json: the body and the throws it was made with)")
+                                                "truth.json: the body and the throws it was made with) and the "
+                                                "figures (figures.json, what --json prints)")
     b.add_argument("--speed", action="store_true",
                    help="only the fit's speed: one clean flight, and s per 100 flights of a racket-like session "
                         "(python -m tumble.throws.benches.speed_bench)")
@@ -183,7 +184,7 @@ def cmd_predict(args) -> int:
 
 
 def cmd_fit_bench(args) -> int:
-    from ..throws.benches.fit_bench import run_fit_bench
+    from ..throws.benches.fit_bench import figures_json, run_fit_bench
 
     if args.speed:
         from ..throws.benches.speed_bench import run_speed_bench
@@ -195,7 +196,7 @@ def cmd_fit_bench(args) -> int:
     out = check_out_folder(args.out) if args.out else None
     figures = run_fit_bench(seed=args.seed, out=out, say=lambda line: print(line, flush=True) if not args.json else None)
     if args.json:
-        print(json.dumps(figures, allow_nan=False))
+        print(figures_json(figures))
     return EXIT_OK
 
 

@@ -28,6 +28,8 @@ from ..recordings.reader import Recording, read_recording
 
 #: how far (s) a found flight's start may lie from the true release
 START_TOLERANCE_S = 0.02
+#: the file ``fit-bench --out DIR`` keeps the figures in, beside the sessions (what ``--json`` prints)
+FIGURES_NAME = "figures.json"
 
 
 def _recording(truth, rng, n, folder: Path, name: str, speed=(12.0, 24.0), flight_s=1.0, rate_hz=100.0):
@@ -260,8 +262,19 @@ def run_fit_bench(seed: int = 2026, say=print, out=None) -> dict:
             say(f"| {p['model']} | {p['throws']} | {p['near_with_flip']} | {_pct(p['flip_within_5pct'])} | "
                 f"{_pct(p['median_flip_error'], 2)} | {_pct(p['median_omega_rms'], 2)} |")
         if out is not None:
-            say(f"kept the sessions in {folder} (phyphox folders, each with truth.json)")
+            from ...atomic import write_text
+
+            write_text(folder / FIGURES_NAME, figures_json(figures) + "\n")
+            say(f"kept the sessions in {folder} (phyphox folders, each with truth.json) and the figures in "
+                f"{FIGURES_NAME}")
     return figures
+
+
+def figures_json(figures: dict) -> str:
+    """The figures as the one JSON object ``fit-bench --json`` prints (and ``--out`` keeps)."""
+    import json
+
+    return json.dumps(figures, allow_nan=False)
 
 
 def _pct(x, digits=0):
