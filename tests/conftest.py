@@ -13,6 +13,7 @@ module is the only one named ``conftest`` on ``sys.path``, since ``tests/gui`` i
 
 from __future__ import annotations
 
+import functools
 import os
 import queue
 import re
@@ -164,8 +165,10 @@ SLOW_SIGNS = {
 SLOW_LIMIT_S = 120
 
 
+@functools.lru_cache(maxsize=None)
 def _source(function) -> str:
-    """The code of ``function`` without its strings and comments (a pattern in a string calls nothing)."""
+    """The code of ``function`` without its strings and comments (a pattern in a string calls nothing);
+    kept per function (the cases of a parametrized test, the fixtures tests share: read once)."""
     import inspect
     import io
     import textwrap
@@ -180,9 +183,11 @@ def _source(function) -> str:
         return ""
 
 
-def _with_helpers(functions, module, depth: int = 2) -> str:
+@functools.lru_cache(maxsize=None)
+def _with_helpers(functions: tuple, module, depth: int = 2) -> str:
     """The sources of ``functions`` and of the functions of ``module`` they call by name, to
-    ``depth`` calls deep (a test's own wrapper of a command, ``run_bench(...)``)."""
+    ``depth`` calls deep (a test's own wrapper of a command, ``run_bench(...)``); kept per
+    (functions, module)."""
     import inspect
 
     seen, texts = set(), []
@@ -212,7 +217,7 @@ def _slow_reasons(item) -> list[str]:
             code = getattr(getattr(fixturedef, "func", None), "__code__", None)
             if code is not None and Path(code.co_filename).is_relative_to(tests):
                 functions.append(fixturedef.func)
-    text = _with_helpers(functions, getattr(item, "module", None))
+    text = _with_helpers(tuple(functions), getattr(item, "module", None))
     reasons = [why for why, sign in SLOW_SIGNS.items() if sign.search(text)]
     limit = item.get_closest_marker("timeout")
     if limit is not None and limit.args and float(limit.args[0]) >= SLOW_LIMIT_S:
