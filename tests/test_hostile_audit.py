@@ -19,7 +19,7 @@ import zlib
 import numpy as np
 import pytest
 
-from conftest import ROOT, contention, refused, run_measured, write_scenario
+from conftest import ROOT, contention, refused, run_measured, tumble, write_scenario
 from test_hostile_readers import compressed, zip_of
 
 #: every hostile input ends within this (s) and this peak memory (MB) (issue 35's "done when")
@@ -222,6 +222,9 @@ def test_engines_that_blow_up_print_a_line_each_and_are_not_scored(tmp_path):
 # ------------------------------------------------------------------ runs that run away, and Ctrl+C
 
 
+#: the wall clock a run that runs away may take here (s): the default (20 s) asked down, so that
+#: the budget, not the run, is what these tests wait for
+BUDGET_S = 3.0
 FAST_SPIN = ['shape = "t-handle"', "mass = 0.05", "size = [0.06, 0.006, 0.1, 0.008]"]
 
 
@@ -233,10 +236,42 @@ def test_an_adaptive_run_that_runs_away_ends_within_its_budget(tmp_path, setting
     path = tmp_path / "fast.toml"
     path.write_text("[body]\n" + "\n".join(FAST_SPIN) + "\n[initial]\nangular_velocity = [0.2, 0.0, 60000.0]\n"
                     "[solver]\nduration = 10.0\n")
-    res = within_bounds(run_measured("audit", path, "--engines", setting, deadline_s=4 * SECONDS))
+    res = within_bounds(run_measured("audit", path, "--engines", setting, "--budget", BUDGET_S,
+                                     deadline_s=4 * SECONDS))
     assert res.returncode == 0, res.stderr
     assert f"{setting} dt 0.001: not scored: stopped at t = " in res.stdout
-    assert "it spent its budget of 20 s of wall clock" in res.stdout
+    assert f"it spent its budget of {BUDGET_S:g} s of wall clock" in res.stdout
+
+
+def test_the_default_wall_clock_budget_and_the_one_asked_for():
+    """20 s (or 0.1 ms a nominal step where more) unless --budget asks for another, in the thread
+    that asked, for the runs made within its block."""
+    import threading
+
+    from tumble.engines.budget import ADAPTIVE_SECONDS, SECONDS_PER_NOMINAL, Budget, wall_clock
+
+    assert Budget(10_000).seconds == ADAPTIVE_SECONDS == 20.0
+    assert Budget(1e6).seconds == pytest.approx(1e6 * SECONDS_PER_NOMINAL)
+    with wall_clock(3.0):
+        assert Budget(1e6).seconds == 3.0
+        other = []
+        thread = threading.Thread(target=lambda: other.append(Budget(10_000).seconds))
+        thread.start()
+        thread.join()
+        assert other == [ADAPTIVE_SECONDS]  # another thread's runs keep the default
+    assert Budget(10_000).seconds == ADAPTIVE_SECONDS
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "inf", "nan", "x"])
+def test_a_budget_that_is_not_a_positive_number_is_refused(value):
+    res = tumble("audit", "t-handle", "--engines", "tumble:dop853", "--budget", value)
+    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert "--budget" in res.stderr and "be a finite number > 0" in res.stderr
+    # the API's audit() takes it by the same rule, before any run
+    import tumble as api
+
+    with pytest.raises(api.ParameterError, match="--budget"):
+        api.audit("t-handle", engines="tumble:dop853", budget=float(value) if value != "x" else value)
 
 
 @pytest.mark.slow

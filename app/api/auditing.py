@@ -23,7 +23,7 @@ MAX_COLUMNS = 256
 
 
 def run(sc, engines=None, dt=None, duration=None, sample=None, executor=None, progress=None, cancelled=None,
-        reference_aside=False):
+        reference_aside=False, budget=None):
     """The :class:`~app.engines.audit.Audit` of ``sc`` (see :func:`audit`); ``reference_aside``:
     the command line's, see :func:`app.engines.audit.run_audit`."""
     from .types import flag_number
@@ -35,10 +35,11 @@ def run(sc, engines=None, dt=None, duration=None, sample=None, executor=None, pr
     if dts is not None and not dts:
         raise ParameterError("--dt", dt, "be a step (s) or a list of at least one step (an empty list audits nothing)")
     return run_audit(load(sc), engines, dts, flag_number("--duration", duration), flag_number("--sample", sample),
-                     executor=executor, progress=progress, cancelled=cancelled, reference_aside=reference_aside)
+                     executor=executor, progress=progress, cancelled=cancelled, reference_aside=reference_aside,
+                     budget_s=flag_number("--budget", budget))
 
 
-def audit(sc, engines="all", dt=None, duration=None, sample=None, executor=None, progress=None) -> dict:
+def audit(sc, engines="all", dt=None, duration=None, sample=None, executor=None, progress=None, budget=None) -> dict:
     """Run ``sc``'s body in physics engines and score each against Tumble's exact solution
     (``tumble audit --json``).
 
@@ -50,12 +51,14 @@ def audit(sc, engines="all", dt=None, duration=None, sample=None, executor=None,
     duration : simulated time (s, default the scenario's); sample : interval of the samples scored (s, 0.01)
     executor : anything with ``map`` (a ``ProcessPoolExecutor``): the settings run in its workers
     progress : called with (fraction done, note)
+    budget : the wall clock (s) an adaptive setting's run (drake:continuous, tumble:dop853) may take
+        before it stops and is reported not scored (default 20 s, or 0.1 ms a step of dt where more)
 
     Returns
     -------
     dict : ``{"scenario", "reference", "duration", "sample", "runs": [...], "seconds"}``
     """
-    return run(sc, engines, dt, duration, sample, executor, progress).summary
+    return run(sc, engines, dt, duration, sample, executor, progress, budget=budget).summary
 
 
 def audit_trajectory(sc, path_or_arrays, *, label="trajectory", quaternion="wxyz", omega="body") -> dict:

@@ -45,6 +45,9 @@ def add_audit_parser(sub) -> None:
                                                                                 "scenario's)")
     a.add_argument("--sample", type=positive("--sample"), metavar="S",
                    help="interval of the samples scored (s, default 0.01; a whole multiple of --dt)")
+    a.add_argument("--budget", type=positive("--budget"), metavar="S",
+                   help="wall clock an adaptive setting's run (drake:continuous, tumble:dop853) may take before it "
+                        "stops, not scored (s; default 20, or 0.1 ms a step of dt where more)")
     a.add_argument("--json", action="store_true", help="print one JSON object")
     a.add_argument("--out", metavar="DIR", help="write one CSV per setting, audit.json, audit.csv and audit.png")
     a.add_argument("--plot", metavar="FILE.png", help="orientation error, intermediate-axis omega and separatrix "
@@ -73,7 +76,8 @@ def cmd_audit(args) -> int:
     sc = api_audit.load(args.scenario)
     if args.trajectory is not None:
         for flag, given in (("--engines", args.engines != "all"), ("--dt", args.dt is not None),
-                            ("--duration", args.duration is not None), ("--sample", args.sample is not None)):
+                            ("--duration", args.duration is not None), ("--sample", args.sample is not None),
+                            ("--budget", args.budget is not None)):
             if given:
                 raise ParameterError(flag, getattr(args, flag[2:]), "not be given with --trajectory (a file is "
                                      "scored at its own times)")
@@ -87,7 +91,7 @@ def cmd_audit(args) -> int:
             check_outputs(out, output_names(api_audit.labels(sc, args.engines, args.dt, args.duration, args.sample)))
         with ProgressBar("audit") as bar:
             result = api_audit.run(sc, args.engines, args.dt, args.duration, args.sample, progress=bar,
-                                   reference_aside=True)
+                                   reference_aside=True, budget=args.budget)
     print(json.dumps(result.summary, allow_nan=False) if args.json else table_text(result.summary))
     written = []
     if out is not None:

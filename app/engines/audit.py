@@ -137,11 +137,15 @@ def _check_positive(flag, value) -> float:
     return float(value)
 
 
-def run_setting(engine: str, setting: str, start: Start, dt: float, times) -> tuple:
+def run_setting(engine: str, setting: str, start: Start, dt: float, times, budget_s: float | None = None) -> tuple:
     """(trajectory, settings, version, seconds, remarks) of one setting: set-up and stepping
-    timed; ``remarks`` as :func:`.registry.run` gives them (notes, and why not to score it)."""
+    timed; ``remarks`` as :func:`.registry.run` gives them (notes, and why not to score it);
+    ``budget_s`` the wall clock an adaptive setting may take (:func:`.budget.wall_clock`)."""
+    from .budget import wall_clock
+
     began = time.perf_counter()
-    trajectory, settings, version, remarks = registry.run(engine, setting, start, dt, times)
+    with wall_clock(budget_s):
+        trajectory, settings, version, remarks = registry.run(engine, setting, start, dt, times)
     return trajectory, settings, version, time.perf_counter() - began, remarks
 
 
@@ -150,14 +154,15 @@ def _run_packed(job):
 
 
 def run_audit(sc, engines=None, dts=None, duration=None, sample=None, executor=None, progress=None,
-              cancelled=None, reference_aside: bool = False) -> Audit:
+              cancelled=None, reference_aside: bool = False, budget_s: float | None = None) -> Audit:
     """Run and score every setting at every step of ``dts``.
 
     ``sc`` a scenario; ``engines`` "all" or "ENGINE[:SETTING],..." (or a list); ``dts`` steps
     (s; default the scenario's); ``duration`` (default the scenario's) and ``sample`` (s);
     ``executor`` anything with ``map`` (settings run in its workers); ``progress(fraction,
     note)``; ``cancelled()`` is asked between settings (True stops with
-    :class:`KeyboardInterrupt`); ``reference_aside``: evaluate the reference in a forked child
+    :class:`KeyboardInterrupt`); ``budget_s``: the wall clock each adaptive setting's run may take
+    (s; default :mod:`.budget`'s); ``reference_aside``: evaluate the reference in a forked child
     process while the engines step (the command line: importing scipy's special functions
     for the closed form takes about 0.5 s here, which the other core then spends).
     """
@@ -166,7 +171,7 @@ def run_audit(sc, engines=None, dts=None, duration=None, sample=None, executor=N
     start = start_of(sc)
     times = sample_times(duration, sample)
     aside = ReferenceAside(sc, times) if reference_aside else None
-    jobs = [(engine, setting, start, dt, times) for dt in dts for engine, setting in pairs]
+    jobs = [(engine, setting, start, dt, times, budget_s) for dt in dts for engine, setting in pairs]
     if executor is not None:
         results = list(executor.map(_run_packed, jobs))
     else:
@@ -182,7 +187,7 @@ def run_audit(sc, engines=None, dts=None, duration=None, sample=None, executor=N
     ref = aside.result() if aside is not None else None
     ref = score.reference(sc, times) if ref is None else ref
     runs = [score_run(sc, ref, engine, setting, dt, *result, start=start)
-            for (engine, setting, _, dt, _), result in zip(jobs, results)]
+            for (engine, setting, _, dt, *_), result in zip(jobs, results)]
     summary = {"scenario": sc.name, "reference": ref.kind, "duration": duration, "sample": sample,
                "runs": [r.figures for r in runs], "seconds": time.perf_counter() - began}
     return Audit(summary, runs, ref)

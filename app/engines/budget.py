@@ -9,6 +9,8 @@ Thread: the caller's (one engine run).
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 
 #: stepping per engine call (s): a call into an engine's C code cannot be interrupted, so a
@@ -42,12 +44,29 @@ class Calls:
             self.size *= 4
 
 
+#: the wall-clock budget asked for (``tumble audit --budget S``) in this thread, else None
+_asked = threading.local()
+
+
+@contextlib.contextmanager
+def wall_clock(seconds: float | None):
+    """Within the block, each adaptive run made in this thread may take ``seconds`` of wall clock
+    (None: the default, :data:`ADAPTIVE_SECONDS` or :data:`SECONDS_PER_NOMINAL` a nominal step)."""
+    before = getattr(_asked, "seconds", None)
+    _asked.seconds = seconds
+    try:
+        yield
+    finally:
+        _asked.seconds = before
+
+
 class Budget:
     """The step and wall-clock budget of one adaptive run of ``nominal`` steps (duration / dt)."""
 
     def __init__(self, nominal: float = 0.0):
         self.steps = int(max(ADAPTIVE_STEPS, STEPS_PER_NOMINAL * nominal))
-        self.seconds = max(ADAPTIVE_SECONDS, SECONDS_PER_NOMINAL * nominal)
+        asked = getattr(_asked, "seconds", None)
+        self.seconds = max(ADAPTIVE_SECONDS, SECONDS_PER_NOMINAL * nominal) if asked is None else float(asked)
         self.began = time.perf_counter()
 
     def spent(self, steps_taken: int) -> str | None:
