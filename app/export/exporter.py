@@ -222,6 +222,7 @@ def export(view, scenarios, settings: ExportSettings | ExportPlan,
                              "(the trajectory and scenario data are the main view's)")
     if plan.overlay.ghost:
         check_ghost(scenarios)
+    spec.check(scenarios, options)  # what the view would refuse once built, before anything is drawn
     t_begin = time.perf_counter()
     timelines = [simulate_timeline(sc, plan) for sc in scenarios] if sample_runs is None else list(sample_runs(plan))
     t_sim = time.perf_counter() - t_begin

@@ -63,7 +63,8 @@ class ViewSpec:
     ``window`` the Qt window hosting it, as "module:Class" (imported by the GUI only);
     ``legend_rows()`` its colour key; ``options`` its own command-line options (:class:`ViewOption`);
     ``title_corner`` where an export puts the title ("top" or "bottom" right), ``legend_corner``
-    its colour key ("top" or "bottom" left).
+    its colour key ("top" or "bottom" left); ``check(scenarios, options)`` refuses a request the
+    view would refuse only once built (an export calls it before it renders anything).
     """
 
     name: str
@@ -73,6 +74,7 @@ class ViewSpec:
     panes: tuple
     build: Callable
     runs: Callable = lambda scenario, options: (scenario,)
+    check: Callable = lambda scenarios, options: None
     plots: object = None  # a PlotSpec (app.views.plots), or None
     legend_rows: Callable = lambda: ()
     ghost: bool = True

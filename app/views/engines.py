@@ -61,6 +61,21 @@ def check_request(scenario, view: str, engines) -> None:
         check_free_body(load(scenario))
 
 
+def check_plan(scenarios, options=None) -> None:
+    """The audit this view would run, checked as the audit checks it (its steps, samples and
+    sizes; nothing run), refused in the scenario's words: an export says so before it builds the
+    view or renders a frame."""
+    from ..engines.audit import plan
+    from ..physics.errors import ParameterError
+
+    sc = scenarios[0]
+    names = [f"{e}:{s}" for e, s in settings_of(options)]
+    try:
+        plan(sc, names, [float(sc.solver.dt)], sc.solver.duration, None)
+    except ParameterError as err:
+        raise scenarios_error(err) from None
+
+
 #: what the audit's flags are in this view: the scenario's own fields (an export's --duration is
 #: the clip's length, and its --dt, if given, is already the scenario's step)
 SCENARIO_FIELDS = {"--duration": "the scenario's solver.duration", "--dt": "the scenario's solver.dt",
@@ -325,4 +340,4 @@ SPEC = ViewSpec(
                 "their orientation error, intermediate-axis ω and separatrix ratio",
     window="tumble.gui.windows.engines_window:EnginesWindow",
     panes=(PaneSpec("bodies", 0.62), PaneSpec("curves", 0.38, kind="2d", refresh_s=CURVES_REFRESH_S)),
-    build=EnginesView, runs=runs, plots=None, legend_rows=legend_rows, options=_options())
+    build=EnginesView, runs=runs, check=check_plan, plots=None, legend_rows=legend_rows, options=_options())
