@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -56,10 +57,25 @@ def visible(pid: int) -> bool:
                           timeout=30).returncode == 0
 
 
+def x_servers() -> str:
+    """Each Xvfb's pid and count of open sockets (its clients, roughly): what to look at when a
+    window could not connect to its display."""
+    found = []
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        try:
+            if comm.read_text().strip() == "Xvfb":
+                fds = list((comm.parent / "fd").iterdir())
+                found.append(f"{comm.parent.name}: {sum(os.readlink(fd).startswith('socket:') for fd in fds)}")
+        except OSError:
+            continue
+    return "Xvfb sockets " + ", ".join(found)
+
+
 def wait_visible(child: Running) -> None:
     deadline = time.monotonic() + OPEN_S
     while not visible(child.proc.pid):
-        assert child.proc.poll() is None, f"the window ended before it opened: {child.finish()[1]}"
+        if child.proc.poll() is not None:
+            raise AssertionError(f"the window ended before it opened ({x_servers()}): {child.finish()[1]}")
         assert time.monotonic() < deadline, f"no window within {OPEN_S} s"
         time.sleep(0.1)
 
@@ -111,7 +127,8 @@ def test_ctrl_c_while_a_window_opens_closes_it_as_it_opens(tmp_path):
     with Running(*WINDOWS["engines"], env=window_env(tmp_path)) as child:
         deadline = time.monotonic() + OPEN_S
         while "QtWidgets" not in mapped(child.proc.pid):  # Qt loaded: the window is being built
-            assert time.monotonic() < deadline and child.proc.poll() is None
+            assert child.proc.poll() is None, f"the window ended before it opened ({x_servers()}): {child.finish()[1]}"
+            assert time.monotonic() < deadline
             time.sleep(0.05)
         assert not visible(child.proc.pid)
         seconds, stderr = interrupt(child)
