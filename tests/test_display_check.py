@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import headless_env, refused, tumble
-from tumble.gui.common import display
+from tumble import display
 
 
 def test_a_display_that_refuses_for_a_moment_is_asked_again():
@@ -59,3 +59,13 @@ def test_a_window_on_a_display_that_does_not_answer_is_one_line_and_exit_2(comma
     # (replay says which flight it found before it opens the window)
     line = refused(res, "DISPLAY must name an X server that accepts a connection", where, quiet=command[0] == "gui")
     assert "reinstalling" not in line and "could not connect" not in res.stderr
+
+
+def test_an_export_with_a_display_that_does_not_answer_renders_without_it(tmp_path):
+    """An export needs no display: with a DISPLAY no server answers on, it renders with EGL after
+    asking, and says nothing of it (VTK's own try printed "bad X server connection" first)."""
+    env = headless_env(DISPLAY=_unused_display(), HOME=str(tmp_path))
+    res = tumble("export", "t-handle", "--out", "a.gif", "--duration", "0.5", "--size", "160x120", env=env,
+                 cwd=tmp_path)
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+    assert (tmp_path / "a.gif").stat().st_size > 0

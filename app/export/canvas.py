@@ -75,15 +75,27 @@ def vtk_text(text: str) -> str:
     return text.replace("|", "\u2223")
 
 
+def _x_display_usable() -> bool:
+    """Whether VTK's X render window can be used: ``DISPLAY`` set, and on Linux, its X server
+    answering (asked again for a moment, :func:`app.display.answers`)."""
+    if not os.environ.get("DISPLAY"):
+        return False
+    from ..display import answers, uses_x11
+
+    return not uses_x11() or answers()
+
+
 @contextlib.contextmanager
 def egl_without_display():
-    """With no X display, ask VTK for its EGL render window directly (within the block).
+    """With no X display, or one whose server does not answer, ask VTK for its EGL render window
+    directly (within the block).
 
     Without this VTK first tries X, prints a warning about the bad X connection, then
-    falls back to EGL; the result is the same, the warning is noise on the terminal. The
-    setting is undone afterwards, so windows made later in the process are not affected.
+    falls back to EGL; the result is the same, the warning is noise on the terminal (and a
+    second line where an export promises one: a busy X server refused a connection now and
+    then). The setting is undone afterwards, so windows made later in the process are not affected.
     """
-    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or WINDOW_CLASS_VARIABLE in os.environ:
+    if os.environ.get("WAYLAND_DISPLAY") or WINDOW_CLASS_VARIABLE in os.environ or _x_display_usable():
         yield
         return
     os.environ[WINDOW_CLASS_VARIABLE] = "vtkEGLRenderWindow"

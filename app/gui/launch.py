@@ -57,7 +57,7 @@ def qt_application():
 
     app = QApplication.instance()
     if app is None:
-        from .common.display import check_display
+        from ..display import check_display
 
         check_display()  # Qt would abort the process on a display that does not answer
         app = QApplication(sys.argv[:1])

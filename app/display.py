@@ -17,7 +17,7 @@ import os
 import sys
 import time
 
-from ...physics.errors import ParameterError
+from .physics.errors import ParameterError
 
 #: how long a display that refuses the connection is asked again (s), and how often (s)
 ANSWER_WITHIN_S = 3.0
