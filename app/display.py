@@ -2,10 +2,16 @@
 
 Qt's xcb platform aborts the process (SIGABRT, "could not connect to display", a message about
 reinstalling the application) when the X server named by ``DISPLAY`` does not accept the
-connection: no ``try`` catches that. Here the display is opened and closed with Xlib first; one
-that refuses is asked again for a short while (an X server on a machine whose cores are busy
-refused a window now and then), and one that never answers is a :class:`ParameterError`:
-one line naming ``DISPLAY``, exit status 2, no core dump.
+connection: no ``try`` catches that. Here the display is opened with Xlib first; one that
+refuses is asked again for a short while, and one that never answers is a
+:class:`ParameterError`: one line naming ``DISPLAY``, exit status 2, no core dump.
+
+The connection that answered is kept open for the process's life (:data:`_held`, one per
+display). An X server (Xvfb, ``xvfb-run``) resets itself when its last client leaves, and a connection made during that
+reset is dropped at once (ECONNRESET: Qt's "could not connect to display", VTK's "bad X server
+connection"). Opening and closing a connection to ask made that very reset, just before Qt or
+VTK connected: on a busy 2-core machine, 20 of 30 connections made right after such a check
+were dropped. While this one is open the server has a client and never resets under us.
 
 Thread: the GUI thread, before the QApplication exists.
 """
@@ -24,6 +30,8 @@ ANSWER_WITHIN_S = 3.0
 ASK_EVERY_S = 0.1
 #: the rule said when it never answers
 RULE = "name an X server that accepts a connection (none answered there)"
+#: the Xlib connections that answered, by ``DISPLAY``, kept open (see the module's note)
+_held: dict = {}
 
 
 def _xlib():
@@ -48,17 +56,18 @@ def uses_x11() -> bool:
 
 def answers(opener=None, within_s: float = ANSWER_WITHIN_S) -> bool:
     """Whether the display accepts a connection within ``within_s`` seconds (asked every
-    :data:`ASK_EVERY_S`); True where Xlib is not there to ask (Qt then says what it finds)."""
+    :data:`ASK_EVERY_S`), the one that answered kept open; True where Xlib is not there to ask
+    (Qt then says what it finds)."""
     if opener is None:
         lib = _xlib()
         if lib is None:
             return True
 
         def opener():
-            display = lib.XOpenDisplay(None)
-            if display:
-                lib.XCloseDisplay(display)
-            return bool(display)
+            name = os.environ.get("DISPLAY", "")
+            if not _held.get(name):
+                _held[name] = lib.XOpenDisplay(name.encode())
+            return bool(_held[name])
 
     deadline = time.monotonic() + within_s
     while True:

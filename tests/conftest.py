@@ -503,6 +503,26 @@ def compiles_into(cache: str):
 
 
 @pytest.fixture(scope="session", autouse=True)
+def x_server_kept_from_resetting():
+    """One connection to this session's Xvfb (pytest-xvfb) held open: an X server with no client
+    left resets itself and drops a connection made meanwhile, so a tool a test runs between two
+    windows (xdotool, xwininfo) could be dropped. The app's own check holds a connection the same
+    way (tumble.display); test_display_check.py tries it on a server of its own, left to reset."""
+    import ctypes
+
+    display = None
+    if os.environ.get("DISPLAY"):
+        try:
+            xlib = ctypes.CDLL("libX11.so.6")
+            xlib.XOpenDisplay.restype = ctypes.c_void_p
+            xlib.XOpenDisplay.argtypes = [ctypes.c_char_p]
+            display = xlib.XOpenDisplay(None)
+        except OSError:
+            pass
+    yield display
+
+
+@pytest.fixture(scope="session", autouse=True)
 def compiled_kernels():
     """Every compiled kernel loaded from numba's cache, or compiled into it, once per session
     before any test: no test's wait includes a first compile, and the commands the tests run in

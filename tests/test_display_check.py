@@ -69,3 +69,88 @@ def test_an_export_with_a_display_that_does_not_answer_renders_without_it(tmp_pa
                  cwd=tmp_path)
     assert res.returncode == 0 and res.stderr == "", res.stderr
     assert (tmp_path / "a.gif").stat().st_size > 0
+
+
+@pytest.fixture(scope="module")
+def resetting_x_server():
+    """An Xvfb of this test's own, as ``xvfb-run`` starts it: it resets itself whenever its last
+    client leaves, and drops a connection made during that reset."""
+    import os
+    import shutil
+    import subprocess
+
+    if shutil.which("Xvfb") is None:
+        pytest.fail("Xvfb is not installed (Debian: apt-get install xvfb)")
+    read, write = os.pipe()
+    server = subprocess.Popen(["Xvfb", "-displayfd", str(write), "-nolisten", "tcp", "-screen", "0", "320x240x24"],
+                              pass_fds=[write], stderr=subprocess.DEVNULL)
+    os.close(write)
+    number = b""
+    while not number.endswith(b"\n"):
+        got = os.read(read, 1)
+        assert got, "Xvfb ended before it said its display"
+        number += got
+    os.close(read)
+    yield ":" + number.decode().strip()
+    server.terminate()
+    server.wait(10)
+
+
+RESETS = """
+import ctypes, sys, time
+from tumble import display
+if sys.argv[1] == "check":
+    display.check_display()
+x = ctypes.CDLL("libX11.so.6")
+x.XOpenDisplay.restype = ctypes.c_void_p
+x.XOpenDisplay.argtypes = [ctypes.c_char_p]
+x.XCloseDisplay.argtypes = [ctypes.c_void_p]
+x.XInternAtom.restype = ctypes.c_ulong
+x.XInternAtom.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int]
+
+def connection():
+    for _ in range(100):  # one made during a reset is dropped: asked again
+        d = x.XOpenDisplay(None)
+        if d:
+            return d
+        time.sleep(0.05)
+    raise SystemExit("no connection")
+
+# an atom lives until the server resets
+d = connection()
+x.XInternAtom(d, b"TUMBLE_RESET_PROBE", 0)
+x.XCloseDisplay(d)
+time.sleep(1.0)  # for the server to see that client leave (and reset, if it was its last)
+d = connection()
+print("reset" if x.XInternAtom(d, b"TUMBLE_RESET_PROBE", 1) == 0 else "kept")
+dropped = 0
+for _ in range(int(sys.argv[2])):  # Qt and VTK connect right after the check
+    x.XCloseDisplay(d)
+    d = x.XOpenDisplay(None)
+    dropped += not d
+    d = d or connection()
+print(dropped)
+"""
+
+
+@pytest.mark.skipif(display._xlib() is None, reason="Xlib is what asks the display")
+def test_after_the_check_the_x_server_never_resets_under_the_window(resetting_x_server):
+    """The check keeps its connection open, so the server has a client and never resets between
+    the check and Qt's or VTK's own connection (closing it had made that reset: Qt's "could not
+    connect to display" and VTK's "bad X server connection" on a busy machine). A reset is seen as
+    an atom forgotten; then 200 connections, one after another, none dropped."""
+    import subprocess
+    import sys
+
+    env = headless_env(DISPLAY=resetting_x_server)
+    env.pop("QT_QPA_PLATFORM", None)
+
+    def run(mode, connections):
+        res = subprocess.run([sys.executable, "-c", RESETS, mode, str(connections)], env=env,
+                             capture_output=True, text=True, timeout=60)
+        assert res.returncode == 0, res.stderr
+        said, dropped = res.stdout.split()
+        return said, int(dropped)
+
+    assert run("bare", 0)[0] == "reset"  # the phenomenon: its last client gone, the server resets
+    assert run("check", 200) == ("kept", 0)
