@@ -99,12 +99,26 @@ def throw_mix(truth: Truth, n: int, rng, speed=(12.0, 24.0), near_share: float =
 
 def free_flight(truth: Truth, w0, times) -> np.ndarray:
     """w at ``times`` (from times[0] = release) by DOP853 at rtol 1e-11 (sensor frame)."""
-    jm = truth.inertia
-    ji = np.linalg.inv(jm)
-    c = np.asarray(truth.drag, dtype=float)
+    jm = np.asarray(truth.inertia, dtype=float)
+    (a, b, c), (d, e, f), (g, h, k) = jm.tolist()
+    (ia, ib, ic), (id_, ie, if_), (ig, ih, ik) = np.linalg.inv(jm).tolist()
+    c0, c1, c2 = np.broadcast_to(np.asarray(truth.drag, dtype=float), (3,)).tolist()
+    model = truth.drag_model
+    if model not in ("none", "linear", "quadratic"):
+        drag_torque(np.zeros(3), model, (c0, c1, c2))  # names the field and the rule
 
     def rhs(_t, w):
-        return ji @ (-np.cross(w, jm @ w) + drag_torque(w, truth.drag_model, c))
+        # J^-1 (-w x J w + drag), written out: np.cross on one 3-vector cost 46 us, four fifths
+        # of this bench's time in its 315,000 calls
+        x, y, z = w
+        hx, hy, hz = a * x + b * y + c * z, d * x + e * y + f * z, g * x + h * y + k * z
+        tx, ty, tz = hy * z - hz * y, hz * x - hx * z, hx * y - hy * x
+        if model == "quadratic":
+            s = math.sqrt(x * x + y * y + z * z)
+            tx, ty, tz = tx - c0 * s * x, ty - c1 * s * y, tz - c2 * s * z
+        elif model == "linear":
+            tx, ty, tz = tx - c0 * x, ty - c1 * y, tz - c2 * z
+        return np.array((ia * tx + ib * ty + ic * tz, id_ * tx + ie * ty + if_ * tz, ig * tx + ih * ty + ik * tz))
 
     times = np.asarray(times, dtype=float)
     sol = solve_ivp(rhs, (times[0], times[-1]), np.asarray(w0, dtype=float), method="DOP853",
