@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
+from . import carlson
 from . import quaternion as quat
 from .errors import ParameterError
 
@@ -333,7 +333,7 @@ def classify(moments, w0) -> EllipticMotion | None:
         tau0 = np.arcsinh(s / c)  # c > 0 by the choice of sigma1
     else:
         quarter = float(ellipk_m1(m1))
-        f = s * special.elliprf(c * c, c * c + m1 * s * s, 1.0)  # A&S 17.2, DLMF 19.25.5
+        f = s * carlson.rf(c * c, c * c + m1 * s * s, 1.0)  # A&S 17.2, DLMF 19.25.5
         tau0 = f if c >= 0.0 else (2.0 * quarter if s >= 0.0 else -2.0 * quarter) - f
     return EllipticMotion(
         moments=np.array([j1, j2, j3]),
@@ -361,7 +361,7 @@ def _pi_excess(sn, cn, dn, nu):
     """
     if nu == 0.0:
         return np.zeros_like(sn)
-    return (nu / 3.0) * sn**3 * special.elliprj(cn * cn, dn * dn, 1.0, 1.0 - nu * sn * sn)
+    return (nu / 3.0) * sn**3 * carlson.rj(cn * cn, dn * dn, 1.0, 1.0 - nu * sn * sn)
 
 
 def _pi_separatrix(tau, nu):

@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import special
 
-from . import exact
+from . import carlson, exact
 from . import quaternion as quat
 from .body import Body, has_intermediate_axis
 from .errors import ParameterError
@@ -127,7 +126,7 @@ def _solid_angle(motion) -> float:
     w1, w2, w3 = motion.w_working
     g = (j1 * (j3 - j1) * w1**2 + j2 * (j3 - j2) * w2**2) / j3  # 2T - L^2/J3, term by term
     # int_0^K dn^2 / (1 - nu sn^2) = K + (nu - m)/3 R_J(0, m1, 1, 1 - nu)   (DLMF 19.25.14)
-    i_dn = k + (nu - m) / 3.0 * special.elliprj(0.0, m1, 1.0, 1.0 - nu)
+    i_dn = k + (nu - m) / 3.0 * carlson.rj(0.0, m1, 1.0, 1.0 - nu)
     winding = g / big_l * (j3 * a3) ** 2 / (j1 * a1) ** 2 * 4.0 * i_dn / motion.lam  # int cos(theta) d(alpha)
     return float(2.0 * np.pi - winding)
 
