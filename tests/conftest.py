@@ -63,6 +63,14 @@ def _worker(config) -> str:
 WORKERS_PER_CORE = 2
 
 
+#: Mesa's software rasteriser (llvmpipe) draws with one thread a core by default; beside the other
+#: workers those threads only compete for the same two cores. With one thread a window takes a
+#: quarter less CPU for each second it is open (`tumble bench --gui --seconds 4 t-handle`: 11.1 s
+#: of CPU instead of 16.5, 30 fps instead of 40), and the suite's windows are open for minutes in
+#: all. Set before any window or child process starts; a developer's own setting is kept.
+os.environ.setdefault("LP_NUM_THREADS", "1")
+
+
 def pytest_xdist_auto_num_workers(config):
     """``-n auto``: :data:`WORKERS_PER_CORE` workers for each core this process may use."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
