@@ -7,11 +7,12 @@ refuses is asked again for a short while, and one that never answers is a
 :class:`ParameterError`: one line naming ``DISPLAY``, exit status 2, no core dump.
 
 The connection that answered is kept open for the process's life (:data:`_held`, one per
-display). An X server (Xvfb, ``xvfb-run``) resets itself when its last client leaves, and a connection made during that
-reset is dropped at once (ECONNRESET: Qt's "could not connect to display", VTK's "bad X server
-connection"). Opening and closing a connection to ask made that very reset, just before Qt or
-VTK connected: on a busy 2-core machine, 20 of 30 connections made right after such a check
-were dropped. While this one is open the server has a client and never resets under us.
+display). An X server (Xvfb, ``xvfb-run``) resets itself when its last client leaves, and a
+connection made during that reset is dropped at once (ECONNRESET: Qt's "could not connect to
+display", VTK's "bad X server connection"). Opening and closing a connection to ask made that
+very reset, just before Qt or VTK connected: on a busy 2-core machine, 20 of 30 connections made
+right after such a check were dropped. While this one is open the server has a client and never
+resets under us.
 
 Thread: the GUI thread, before the QApplication exists.
 """
